@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The whole test suite: unit, RFC-vector, simulation and loopback tests (xUnit), then interop cases
+# against independent stacks where tests/interop/run.sh exists. Installs what it needs (root).
+# Ends with one line: "N passed, N failed, N skipped", counted from the real results.
+set -uo pipefail
+cd "$(dirname "$0")"
+root=$(pwd)
+results="$root/artifacts/test-results"
+rm -rf "$results" && mkdir -p "$results"
+
+need_apt=()
+for p in openssl; do dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p"); done
+if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}") >/dev/null 2>&1 \
+    || echo "test.sh: could not install ${need_apt[*]}; tests that need them will say so" >&2
+fi
+
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+dotnet restore QuicManaged.sln >/dev/null || { echo "restore failed"; echo "0 passed, 1 failed"; exit 1; }
+if ! dotnet build QuicManaged.sln -c Release --no-restore -nologo -clp:ErrorsOnly; then
+  echo "build failed"; echo "0 passed, 1 failed"; exit 1
+fi
+
+dotnet test tests/System.Net.Quic.Managed.Tests -c Release --no-build --nologo \
+  --logger "trx;LogFileName=unit.trx" --results-directory "$results" \
+  --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=1500000
+unit_rc=$?
+
+passed=0; failed=0; skipped=0
+count() { # sums one attribute of <Counters .../> over all trx files
+  local attr=$1 sum=0 v
+  for f in "$results"/*.trx; do
+    [ -f "$f" ] || continue
+    v=$(grep -o "<Counters [^>]*" "$f" | grep -o " $attr=\"[0-9]*\"" | grep -o "[0-9]*")
+    sum=$((sum + ${v:-0}))
+  done
+  echo $sum
+}
+passed=$(count passed); failed=$(count failed); total=$(count total); executed=$(count executed)
+skipped=$((total - executed))
+if [ "$unit_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; echo "test.sh: the test run failed outside any test (exit $unit_rc)"; fi
+
+# Interop cases against independent stacks write "PASS name" / "FAIL name" / "SKIP name: reason" lines.
+if [ -x tests/interop/run.sh ] && [ "${QUIC_SKIP_INTEROP:-0}" != 1 ]; then
+  tests/interop/run.sh --ci | tee "$results/interop.txt"
+  ip=$(grep -c '^PASS ' "$results/interop.txt"); if_=$(grep -c '^FAIL ' "$results/interop.txt"); is=$(grep -c '^SKIP ' "$results/interop.txt")
+  passed=$((passed + ip)); failed=$((failed + if_)); skipped=$((skipped + is))
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
