@@ -1,0 +1,98 @@
+using System.Runtime.CompilerServices;
+using System.Threading;
+
+namespace System.Net.Quic.Managed;
+
+/// <summary>Options shared by client (outbound) and server (inbound) connections. Mirrors System.Net.Quic.QuicConnectionOptions.</summary>
+public abstract class QuicConnectionOptions
+{
+    private QuicReceiveWindowSizes? _initialReceiveWindowSizes;
+
+    /// <summary>Prevents sub-classing outside this assembly.</summary>
+    internal QuicConnectionOptions()
+    {
+    }
+
+    /// <summary>The number of concurrent bidirectional streams the peer may open. Default 0 for clients, 100 for servers.</summary>
+    public int MaxInboundBidirectionalStreams { get; set; }
+
+    /// <summary>The number of concurrent unidirectional streams the peer may open. Default 0 for clients, 10 for servers.</summary>
+    public int MaxInboundUnidirectionalStreams { get; set; }
+
+    /// <summary>Idle timeout (max_idle_timeout, RFC 9000 §10.1). <see cref="TimeSpan.Zero"/> means the implementation default (30 s).</summary>
+    public TimeSpan IdleTimeout { get; set; } = TimeSpan.Zero;
+
+    /// <summary>
+    /// Error code used when a stream's read or write side must be aborted internally (e.g. on dispose before completion).
+    /// Mandatory: not setting it fails validation when the connection is established.
+    /// </summary>
+    public long DefaultStreamErrorCode { get; set; } = -1;
+
+    /// <summary>
+    /// Error code used to close the connection when it is disposed without <c>CloseAsync</c>.
+    /// Mandatory: not setting it fails validation when the connection is established.
+    /// </summary>
+    public long DefaultCloseErrorCode { get; set; } = -1;
+
+    /// <summary>The initial receive window sizes for the connection and individual stream types.</summary>
+    public QuicReceiveWindowSizes InitialReceiveWindowSizes
+    {
+        get => _initialReceiveWindowSizes ??= new QuicReceiveWindowSizes();
+        set => _initialReceiveWindowSizes = value;
+    }
+
+    /// <summary>
+    /// Interval at which keep-alive (PING) packets are sent. <see cref="TimeSpan.Zero"/> means the implementation default;
+    /// the default <see cref="Timeout.InfiniteTimeSpan"/> means no keep-alive.
+    /// </summary>
+    public TimeSpan KeepAliveInterval { get; set; } = Timeout.InfiniteTimeSpan;
+
+    /// <summary>
+    /// Upper bound on the time the handshake may take; past it the connection fails with <see cref="QuicError.ConnectionTimeout"/>.
+    /// <see cref="TimeSpan.Zero"/> means the implementation default (10 s).
+    /// </summary>
+    public TimeSpan HandshakeTimeout { get; set; } = QuicDefaults.HandshakeTimeout;
+
+    /// <summary>
+    /// Called when the peer allows more streams to be opened (a MAX_STREAMS increase). It runs on the connection's
+    /// I/O thread: keep it short and do not block.
+    /// </summary>
+    public Action<QuicConnection, QuicStreamCapacityChangedArgs>? StreamCapacityCallback { get; set; }
+
+    /// <summary>Validates the options synchronously, before any async work, as System.Net.Quic does.</summary>
+    internal virtual void Validate(string argumentName)
+    {
+        ValidateInRange(argumentName, MaxInboundBidirectionalStreams, ushort.MaxValue);
+        ValidateInRange(argumentName, MaxInboundUnidirectionalStreams, ushort.MaxValue);
+        ValidateTimeSpan(argumentName, IdleTimeout);
+        ValidateTimeSpan(argumentName, KeepAliveInterval);
+        ValidateInRange(argumentName, DefaultCloseErrorCode, QuicDefaults.MaxErrorCodeValue);
+        ValidateInRange(argumentName, DefaultStreamErrorCode, QuicDefaults.MaxErrorCodeValue);
+        ValidateTimeSpan(argumentName, HandshakeTimeout);
+        _initialReceiveWindowSizes?.Validate(argumentName);
+
+        static void ValidateInRange(string argumentName, long value, long max, [CallerArgumentExpression(nameof(value))] string? propertyName = null)
+        {
+            if (value < 0 || value > max)
+            {
+                throw new ArgumentOutOfRangeException(argumentName, value, $"'{propertyName}' should be within [0, {max}] range.");
+            }
+        }
+
+        static void ValidateTimeSpan(string argumentName, TimeSpan value, [CallerArgumentExpression(nameof(value))] string? propertyName = null)
+        {
+            if (value < TimeSpan.Zero && value != Timeout.InfiniteTimeSpan)
+            {
+                throw new ArgumentOutOfRangeException(argumentName, value, $"'{propertyName}' should be greater than or equal to zero, or Timeout.InfiniteTimeSpan.");
+            }
+        }
+    }
+
+    /// <summary>The effective idle timeout in microseconds (0 = none).</summary>
+    internal long IdleTimeoutUs => IdleTimeout == Timeout.InfiniteTimeSpan ? 0
+        : (IdleTimeout == TimeSpan.Zero ? QuicDefaults.IdleTimeout : IdleTimeout).Ticks / 10;
+
+    /// <summary>The effective handshake timeout in microseconds.</summary>
+    internal long HandshakeTimeoutUs => HandshakeTimeout == Timeout.InfiniteTimeSpan ? long.MaxValue
+        : (HandshakeTimeout == TimeSpan.Zero ? QuicDefaults.HandshakeTimeout : HandshakeTimeout).Ticks / 10;
+}

@@ -1,0 +1,31 @@
+using System.Net.Security;
+
+namespace System.Net.Quic.Managed;
+
+/// <summary>Options for a server (inbound) connection, returned by <see cref="QuicListenerOptions.ConnectionOptionsCallback"/>.</summary>
+public sealed class QuicServerConnectionOptions : QuicConnectionOptions
+{
+    /// <summary>Initializes the options with the server defaults (100 bidirectional, 10 unidirectional inbound streams).</summary>
+    public QuicServerConnectionOptions()
+    {
+        MaxInboundBidirectionalStreams = QuicDefaults.DefaultServerMaxInboundBidirectionalStreams;
+        MaxInboundUnidirectionalStreams = QuicDefaults.DefaultServerMaxInboundUnidirectionalStreams;
+    }
+
+    /// <summary>TLS options: certificate or selection callback, ALPN list, client certificate policy. Mandatory.</summary>
+    public SslServerAuthenticationOptions ServerAuthenticationOptions { get; set; } = null!;
+
+    internal override void Validate(string argumentName)
+    {
+        base.Validate(argumentName);
+        if (ServerAuthenticationOptions is null)
+        {
+            throw new ArgumentNullException(argumentName, $"'{nameof(ServerAuthenticationOptions)}' must be specified and not null to accept a connection.");
+        }
+        if (ServerAuthenticationOptions.ServerCertificate is null && ServerAuthenticationOptions.ServerCertificateContext is null
+            && ServerAuthenticationOptions.ServerCertificateSelectionCallback is null)
+        {
+            throw new ArgumentException("A server certificate, certificate context or selection callback is required.", argumentName);
+        }
+    }
+}

@@ -1,0 +1,100 @@
+using System.Reflection;
+using Xunit.Abstractions;
+
+namespace System.Net.Quic.Managed.Tests.Api;
+
+/// <summary>
+/// Porting an app must be a `using` swap: every public type and member of System.Net.Quic exists here with
+/// the same shape (types from System.Net.Quic mapped to System.Net.Quic.Managed). Our extensions are listed
+/// explicitly below so an accidental addition shows up too.
+/// </summary>
+public class PublicSurfaceTests
+{
+    private const string Theirs = "System.Net.Quic";
+    private const string Ours = "System.Net.Quic.Managed";
+
+    /// <summary>Public members we add beyond System.Net.Quic, each with its reason.</summary>
+    private static readonly Dictionary<string, string> s_extensions = new()
+    {
+    };
+
+    private readonly ITestOutputHelper _output;
+
+    public PublicSurfaceTests(ITestOutputHelper output) => _output = output;
+
+    private static string Map(Type t)
+    {
+        if (t.IsByRef) return Map(t.GetElementType()!) + "&";
+        if (t.IsArray) return Map(t.GetElementType()!) + "[]";
+        if (t.IsGenericParameter) return t.Name;
+        string ns = t.Namespace == Theirs ? Ours : t.Namespace ?? "";
+        string name = t.IsGenericType ? t.Name[..t.Name.IndexOf('`')] : t.Name;
+        if (t.IsNested) name = Map(t.DeclaringType!) + "+" + name; else name = ns + "." + name;
+        if (t.IsGenericType) name += "<" + string.Join(",", t.GetGenericArguments().Select(Map)) + ">";
+        return name;
+    }
+
+    private static string Kind(Type t) =>
+        t.IsEnum ? "enum" : t.IsValueType ? "struct" : t.IsInterface ? "interface"
+        : (t.IsAbstract && t.IsSealed) ? "static class" : t.IsAbstract ? "abstract class" : t.IsSealed ? "sealed class" : "class";
+
+    private static IEnumerable<string> Describe(Type t)
+    {
+        yield return $"type {Kind(t)} {Map(t)} : {(t.BaseType is null ? "" : Map(t.BaseType))}";
+        if (t.IsEnum)
+        {
+            foreach (string n in Enum.GetNames(t)) yield return $"enum {Map(t)}.{n} = {Convert.ToInt64(Enum.Parse(t, n))}";
+            yield break;
+        }
+        foreach (Type i in t.GetInterfaces()) yield return $"implements {Map(t)} {Map(i)}";
+        const BindingFlags flags = BindingFlags.Public | BindingFlags.Instance | BindingFlags.Static;
+        foreach (MemberInfo m in t.GetMembers(flags))
+        {
+            switch (m)
+            {
+                case MethodInfo mi when !mi.IsSpecialName:
+                    yield return $"method {Map(t)}.{(mi.IsStatic ? "static " : "")}{Map(mi.ReturnType)} {mi.Name}({string.Join(", ", mi.GetParameters().Select(p => Map(p.ParameterType) + (p.HasDefaultValue ? "=" + p.DefaultValue : "")))})";
+                    break;
+                case PropertyInfo p:
+                    bool init = p.SetMethod?.ReturnParameter.GetRequiredCustomModifiers().Any(x => x.Name == "IsExternalInit") == true;
+                    string accessors = (p.GetMethod?.IsPublic == true ? "get;" : "") + (p.SetMethod?.IsPublic == true ? (init ? "init;" : "set;") : "");
+                    yield return $"property {Map(t)}.{(p.GetMethod?.IsStatic == true ? "static " : "")}{Map(p.PropertyType)} {p.Name} {{{accessors}}}";
+                    break;
+                case ConstructorInfo c:
+                    yield return $"ctor {Map(t)}({string.Join(", ", c.GetParameters().Select(p => Map(p.ParameterType)))})";
+                    break;
+                case FieldInfo f:
+                    yield return $"field {Map(t)}.{Map(f.FieldType)} {f.Name}";
+                    break;
+                case EventInfo e:
+                    yield return $"event {Map(t)}.{e.Name}";
+                    break;
+            }
+        }
+    }
+
+    private static HashSet<string> Surface(Assembly assembly, string ns) =>
+        assembly.GetExportedTypes().Where(t => t.Namespace == ns).SelectMany(Describe).ToHashSet();
+
+    [Fact]
+    public void OurSurfaceMatchesSystemNetQuic()
+    {
+        HashSet<string> theirs = Surface(typeof(System.Net.Quic.QuicError).Assembly, Theirs);
+        HashSet<string> ours = Surface(typeof(QuicError).Assembly, Ours);
+        Assert.True(theirs.Count > 100, $"reflection found only {theirs.Count} members of System.Net.Quic");
+
+        List<string> missing = theirs.Except(ours).OrderBy(s => s).ToList();
+        List<string> extra = ours.Except(theirs).Where(s => !s_extensions.ContainsKey(s)).OrderBy(s => s).ToList();
+        foreach (string m in missing) _output.WriteLine("missing: " + m);
+        foreach (string e in extra) _output.WriteLine("extra (not listed as an extension): " + e);
+        Assert.True(missing.Count == 0 && extra.Count == 0,
+            $"{missing.Count} members missing, {extra.Count} unlisted extras:\n" + string.Join("\n", missing.Select(m => "- " + m).Concat(extra.Select(e => "+ " + e))));
+    }
+
+    [Fact]
+    public void ListedExtensionsExist()
+    {
+        HashSet<string> ours = Surface(typeof(QuicError).Assembly, Ours);
+        foreach (string extension in s_extensions.Keys) Assert.Contains(extension, ours);
+    }
+}
