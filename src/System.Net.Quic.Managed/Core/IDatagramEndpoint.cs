@@ -1,0 +1,25 @@
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>
+/// The sans-IO contract between the protocol core and whatever moves datagrams (the UDP driver in Io/,
+/// or the simulated network in tests). Everything is single-threaded from the core's point of view:
+/// the caller serialises calls. Time is a parameter, in microseconds since an arbitrary epoch.
+/// </summary>
+internal interface IDatagramEndpoint
+{
+    /// <summary>One UDP datagram arrived from <paramref name="remote"/>.</summary>
+    void Receive(ReadOnlySpan<byte> datagram, in NetworkAddress remote, long nowUs);
+
+    /// <summary>
+    /// Writes the next datagram(s) to send into <paramref name="buffer"/>; the caller keeps calling until it
+    /// returns false. Several datagrams to the same address may be written back to back, all of
+    /// <see cref="OutgoingDatagram.SegmentSize"/> bytes except the last.
+    /// </summary>
+    bool TrySend(Span<byte> buffer, long nowUs, out OutgoingDatagram datagram);
+
+    /// <summary>The earliest time <see cref="OnTimeout"/> must be called, or long.MaxValue for none.</summary>
+    long NextTimeoutUs { get; }
+
+    /// <summary>Runs the timers due at <paramref name="nowUs"/>.</summary>
+    void OnTimeout(long nowUs);
+}

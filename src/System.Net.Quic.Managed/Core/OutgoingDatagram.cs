@@ -1,0 +1,8 @@
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>
+/// Describes what <see cref="IDatagramEndpoint.TrySend"/> wrote: <see cref="Length"/> bytes to
+/// <see cref="Remote"/>, made of datagrams of <see cref="SegmentSize"/> bytes each (the last may be shorter),
+/// so the I/O layer can hand the whole run to the kernel at once (UDP GSO) or split it.
+/// </summary>
+internal readonly record struct OutgoingDatagram(int Length, NetworkAddress Remote, int SegmentSize);

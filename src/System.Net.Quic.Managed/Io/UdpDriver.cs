@@ -1,0 +1,218 @@
+using System.Collections.Concurrent;
+using System.Net.Quic.Managed.Core;
+using System.Net.Sockets;
+using System.Threading;
+
+namespace System.Net.Quic.Managed.Io;
+
+/// <summary>
+/// Owns one UDP socket and the one thread that drives a sans-IO <see cref="IDatagramEndpoint"/>: it receives
+/// datagrams, runs the endpoint's timers, flushes what the endpoint wants to send (with GSO where the kernel
+/// has it), and runs work posted by the application. All calls into the core happen on this thread.
+/// Waking the thread while it waits on the socket uses a zero-length datagram sent to the socket itself
+/// (QUIC never sends empty datagrams), which works on every OS without native calls.
+/// </summary>
+internal sealed class UdpDriver : IDisposable
+{
+    private const int MaxDatagramsPerReceiveBatch = 64;
+    private const int SendBufferSize = 65_000;
+    private const int ReceiveBufferSize = 65_535;
+
+    private readonly Socket _socket;
+    private readonly IDatagramEndpoint _endpoint;
+    private readonly SocketAddressCodec _addresses;
+    private readonly UdpSegmentation _segmentation;
+    private readonly ConcurrentQueue<IDriverWorkItem> _work = new();
+    private readonly byte[] _receiveBuffer = new byte[ReceiveBufferSize];
+    private readonly byte[] _sendBuffer = new byte[SendBufferSize];
+    private readonly Thread _thread;
+    private readonly Socket _wakeSocket;
+    private readonly SocketAddress _wakeTarget;
+    private int _sleeping;
+    private volatile bool _stopping;
+    private int _disposed;
+
+    public UdpDriver(Socket socket, IDatagramEndpoint endpoint, bool enableSegmentation = true, string? name = null)
+    {
+        _socket = socket;
+        _endpoint = endpoint;
+        _addresses = new SocketAddressCodec(socket.AddressFamily);
+        _segmentation = new UdpSegmentation(socket, enableSegmentation);
+        LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
+
+        IPAddress wakeAddress = LocalEndPoint.Address switch
+        {
+            var a when a.Equals(IPAddress.Any) => IPAddress.Loopback,
+            var a when a.Equals(IPAddress.IPv6Any) => IPAddress.IPv6Loopback,
+            var a => a,
+        };
+        _wakeSocket = new Socket(wakeAddress.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
+        _wakeTarget = new IPEndPoint(wakeAddress, LocalEndPoint.Port).Serialize();
+        _thread = new Thread(Run) { IsBackground = true, Name = name ?? $"QuicManaged UDP {LocalEndPoint}" };
+    }
+
+    public IPEndPoint LocalEndPoint { get; }
+
+    /// <summary>True when sends go out with UDP GSO.</summary>
+    public bool SegmentationEnabled => _segmentation.IsEnabled;
+
+    /// <summary>Called on the driver thread when the socket reports an ICMP error (e.g. port unreachable on a connected socket).</summary>
+    public Action<SocketError>? SocketErrorHandler { get; set; }
+
+    /// <summary>Counters for diagnostics and tests.</summary>
+    public long DatagramsReceived { get; private set; }
+
+    public long DatagramsSent { get; private set; }
+
+    public long SendCalls { get; private set; }
+
+    public void Start() => _thread.Start();
+
+    /// <summary>True on the driver's own thread: code there may call the core directly.</summary>
+    public bool IsDriverThread => Thread.CurrentThread == _thread;
+
+    /// <summary>Queues work for the driver thread and wakes it.</summary>
+    public void Post(IDriverWorkItem item)
+    {
+        _work.Enqueue(item);
+        Wake();
+    }
+
+    /// <summary>Makes the driver re-evaluate its timers and send queue soon (e.g. after the app wrote data).</summary>
+    public void Wake()
+    {
+        if (Interlocked.Exchange(ref _sleeping, 0) == 1 && !_stopping)
+        {
+            try
+            {
+                _wakeSocket.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget);
+            }
+            catch (SocketException)
+            {
+                // The loop also wakes on its own timer; a lost wake only adds latency.
+            }
+            catch (ObjectDisposedException)
+            {
+            }
+        }
+    }
+
+    private void Run()
+    {
+        while (!_stopping)
+        {
+            long now = MonotonicClock.NowUs;
+            RunWork(now);
+            if (_endpoint.NextTimeoutUs <= now) _endpoint.OnTimeout(now);
+            Flush(now);
+
+            Volatile.Write(ref _sleeping, 1);
+            if (!_work.IsEmpty || _stopping)
+            {
+                Volatile.Write(ref _sleeping, 0);
+                continue;
+            }
+            long deadline = _endpoint.NextTimeoutUs;
+            now = MonotonicClock.NowUs;
+            int waitUs = deadline == long.MaxValue ? -1 : (int)Math.Clamp(deadline - now, 0, int.MaxValue);
+            bool readable;
+            try
+            {
+                readable = waitUs != 0 && _socket.Poll(waitUs, SelectMode.SelectRead);
+            }
+            catch (Exception e) when (e is SocketException or ObjectDisposedException)
+            {
+                break;
+            }
+            Volatile.Write(ref _sleeping, 0);
+            if (readable) ReceiveBatch();
+        }
+    }
+
+    private void RunWork(long now)
+    {
+        while (_work.TryDequeue(out IDriverWorkItem? item)) item.Execute(now);
+    }
+
+    private void ReceiveBatch()
+    {
+        for (int i = 0; i < MaxDatagramsPerReceiveBatch && !_stopping; i++)
+        {
+            int length;
+            try
+            {
+                if (i > 0 && _socket.Available == 0) break;
+                length = _socket.ReceiveFrom(_receiveBuffer, SocketFlags.None, _addresses.ReceiveAddress);
+            }
+            catch (SocketException e)
+            {
+                SocketErrorHandler?.Invoke(e.SocketErrorCode);
+                continue;
+            }
+            catch (ObjectDisposedException)
+            {
+                return;
+            }
+            if (length == 0) continue; // a wake-up, or an empty datagram that cannot be QUIC
+            DatagramsReceived++;
+            NetworkAddress remote = SocketAddressCodec.Read(_addresses.ReceiveAddress);
+            long now = MonotonicClock.NowUs;
+            _endpoint.Receive(_receiveBuffer.AsSpan(0, length), remote, now);
+            if ((i & 15) == 15) Flush(now); // keep ACKs flowing during a long burst
+        }
+    }
+
+    private void Flush(long now)
+    {
+        while (!_stopping && _endpoint.TrySend(_sendBuffer, now, out OutgoingDatagram datagram))
+        {
+            if (datagram.Length <= 0) continue;
+            SocketAddress target = _addresses.ForSend(datagram.Remote);
+            int segment = datagram.SegmentSize <= 0 ? datagram.Length : datagram.SegmentSize;
+            try
+            {
+                if (datagram.Length > segment && _segmentation.Ensure(segment))
+                {
+                    _socket.SendTo(_sendBuffer.AsSpan(0, datagram.Length), SocketFlags.None, target);
+                    SendCalls++;
+                    DatagramsSent += (datagram.Length + segment - 1) / segment;
+                    continue;
+                }
+                for (int offset = 0; offset < datagram.Length; offset += segment)
+                {
+                    int length = Math.Min(segment, datagram.Length - offset);
+                    _socket.SendTo(_sendBuffer.AsSpan(offset, length), SocketFlags.None, target);
+                    SendCalls++;
+                    DatagramsSent++;
+                }
+            }
+            catch (SocketException e)
+            {
+                // UDP is unreliable anyway: a failed send is a lost datagram, which recovery handles.
+                SocketErrorHandler?.Invoke(e.SocketErrorCode);
+            }
+            catch (ObjectDisposedException)
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>Stops the thread (waiting for it) and closes the socket.</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 1) return;
+        _stopping = true;
+        Interlocked.Exchange(ref _sleeping, 1);
+        try
+        {
+            _wakeSocket.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget);
+        }
+        catch (SocketException)
+        {
+        }
+        if (_thread.IsAlive && !IsDriverThread) _thread.Join(TimeSpan.FromSeconds(5));
+        _socket.Dispose();
+        _wakeSocket.Dispose();
+    }
+}
