@@ -1,6 +1,5 @@
 using System.Buffers.Binary;
 using System.Diagnostics.CodeAnalysis;
-using System.Net.Sockets;
 using System.Runtime.CompilerServices;
 
 namespace System.Net.Quic.Managed.Core;
@@ -19,17 +18,20 @@ internal readonly struct NetworkAddress : IEquatable<NetworkAddress>
 
     private readonly AddressBytes _bytes;
 
-    public AddressFamily Family { get; }
+    private readonly byte _kind; // 0: none, 4: IPv4, 6: IPv6
+
+    /// <summary>True for an IPv6 address (IPv4-mapped ones are stored as IPv4).</summary>
+    public bool IsIPv6 => _kind == 6;
 
     public ushort Port { get; }
 
     public NetworkAddress(ReadOnlySpan<byte> address, ushort port)
     {
         if (address.Length == 16 && IsV4Mapped(address)) address = address.Slice(12);
-        Family = address.Length switch
+        _kind = address.Length switch
         {
-            4 => AddressFamily.InterNetwork,
-            16 => AddressFamily.InterNetworkV6,
+            4 => 4,
+            16 => 6,
             _ => throw new ArgumentException("An address is 4 or 16 bytes.", nameof(address)),
         };
         address.CopyTo(_bytes);
@@ -43,22 +45,22 @@ internal readonly struct NetworkAddress : IEquatable<NetworkAddress>
         return new NetworkAddress(bytes.Slice(0, written), (ushort)endPoint.Port);
     }
 
-    public int AddressLength => Family == AddressFamily.InterNetwork ? 4 : 16;
+    public int AddressLength => _kind == 4 ? 4 : 16;
 
     [UnscopedRef]
     public ReadOnlySpan<byte> AddressSpan => ((ReadOnlySpan<byte>)_bytes).Slice(0, AddressLength);
 
     public IPEndPoint ToEndPoint() => new(new IPAddress(AddressSpan), Port);
 
-    public bool IsDefault => Family == AddressFamily.Unknown;
+    public bool IsDefault => _kind == 0;
 
     private static bool IsV4Mapped(ReadOnlySpan<byte> a)
         => BinaryPrimitives.ReadUInt64BigEndian(a) == 0 && BinaryPrimitives.ReadUInt32BigEndian(a.Slice(8)) == 0xffff;
 
-    public bool Equals(NetworkAddress other) => Family == other.Family && Port == other.Port && AddressSpan.SequenceEqual(other.AddressSpan);
+    public bool Equals(NetworkAddress other) => _kind == other._kind && Port == other.Port && AddressSpan.SequenceEqual(other.AddressSpan);
 
     /// <summary>Same IP address, any port (RFC 9000 §9.3: a port-only change is usually NAT rebinding).</summary>
-    public bool SameHost(in NetworkAddress other) => Family == other.Family && AddressSpan.SequenceEqual(other.AddressSpan);
+    public bool SameHost(in NetworkAddress other) => _kind == other._kind && AddressSpan.SequenceEqual(other.AddressSpan);
 
     public override bool Equals(object? obj) => obj is NetworkAddress other && Equals(other);
 

@@ -41,13 +41,13 @@ internal sealed class SocketAddressCodec
         BinaryPrimitives.WriteUInt16BigEndian(buffer.Slice(2), remote.Port);
         if (_socketFamily == AddressFamily.InterNetwork)
         {
-            if (remote.Family != AddressFamily.InterNetwork) throw new SocketException((int)SocketError.AddressFamilyNotSupported);
+            if (remote.IsIPv6) throw new SocketException((int)SocketError.AddressFamilyNotSupported);
             remote.AddressSpan.CopyTo(buffer.Slice(4));
             return _sendAddress;
         }
         buffer.Slice(4, 4).Clear(); // flow info
         Span<byte> address = buffer.Slice(8, 16);
-        if (remote.Family == AddressFamily.InterNetwork)
+        if (!remote.IsIPv6)
         {
             address.Slice(0, 10).Clear();
             address[10] = 0xff;
