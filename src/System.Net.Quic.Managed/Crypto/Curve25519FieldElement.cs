@@ -112,13 +112,37 @@ internal struct Curve25519FieldElement
         // 2^255 ≡ 19 (mod p): columns that wrap past limb 4 are folded back with a factor 19.
         ulong b1x19 = b1 * 19, b2x19 = b2 * 19, b3x19 = b3 * 19, b4x19 = b4 * 19;
 
-        UInt128 t0 = Mul(a0, b0) + Mul(a1, b4x19) + Mul(a2, b3x19) + Mul(a3, b2x19) + Mul(a4, b1x19);
-        UInt128 t1 = Mul(a0, b1) + Mul(a1, b0) + Mul(a2, b4x19) + Mul(a3, b3x19) + Mul(a4, b2x19);
-        UInt128 t2 = Mul(a0, b2) + Mul(a1, b1) + Mul(a2, b0) + Mul(a3, b4x19) + Mul(a4, b3x19);
-        UInt128 t3 = Mul(a0, b3) + Mul(a1, b2) + Mul(a2, b1) + Mul(a3, b0) + Mul(a4, b4x19);
-        UInt128 t4 = Mul(a0, b4) + Mul(a1, b3) + Mul(a2, b2) + Mul(a3, b1) + Mul(a4, b0);
+        ulong h0 = Math.BigMul(a0, b0, out ulong l0);
+        MulAdd(ref h0, ref l0, a1, b4x19);
+        MulAdd(ref h0, ref l0, a2, b3x19);
+        MulAdd(ref h0, ref l0, a3, b2x19);
+        MulAdd(ref h0, ref l0, a4, b1x19);
 
-        return CarryWide(t0, t1, t2, t3, t4);
+        ulong h1 = Math.BigMul(a0, b1, out ulong l1);
+        MulAdd(ref h1, ref l1, a1, b0);
+        MulAdd(ref h1, ref l1, a2, b4x19);
+        MulAdd(ref h1, ref l1, a3, b3x19);
+        MulAdd(ref h1, ref l1, a4, b2x19);
+
+        ulong h2 = Math.BigMul(a0, b2, out ulong l2);
+        MulAdd(ref h2, ref l2, a1, b1);
+        MulAdd(ref h2, ref l2, a2, b0);
+        MulAdd(ref h2, ref l2, a3, b4x19);
+        MulAdd(ref h2, ref l2, a4, b3x19);
+
+        ulong h3 = Math.BigMul(a0, b3, out ulong l3);
+        MulAdd(ref h3, ref l3, a1, b2);
+        MulAdd(ref h3, ref l3, a2, b1);
+        MulAdd(ref h3, ref l3, a3, b0);
+        MulAdd(ref h3, ref l3, a4, b4x19);
+
+        ulong h4 = Math.BigMul(a0, b4, out ulong l4);
+        MulAdd(ref h4, ref l4, a1, b3);
+        MulAdd(ref h4, ref l4, a2, b2);
+        MulAdd(ref h4, ref l4, a3, b1);
+        MulAdd(ref h4, ref l4, a4, b0);
+
+        return CarryWide(h0, l0, h1, l1, h2, l2, h3, l3, h4, l4);
     }
 
     /// <summary>a² mod p (limbs below 2^54; output reduced).</summary>
@@ -129,18 +153,39 @@ internal struct Curve25519FieldElement
         ulong a1x38 = a1 * 38, a2x38 = a2 * 38, a3x38 = a3 * 38;
         ulong a3x19 = a3 * 19, a4x19 = a4 * 19;
 
-        UInt128 t0 = Mul(a0, a0) + Mul(a1x38, a4) + Mul(a2x38, a3);
-        UInt128 t1 = Mul(a0x2, a1) + Mul(a2x38, a4) + Mul(a3x19, a3);
-        UInt128 t2 = Mul(a0x2, a2) + Mul(a1, a1) + Mul(a3x38, a4);
-        UInt128 t3 = Mul(a0x2, a3) + Mul(a1x2, a2) + Mul(a4x19, a4);
-        UInt128 t4 = Mul(a0x2, a4) + Mul(a1x2, a3) + Mul(a2, a2);
+        ulong h0 = Math.BigMul(a0, a0, out ulong l0);
+        MulAdd(ref h0, ref l0, a1x38, a4);
+        MulAdd(ref h0, ref l0, a2x38, a3);
 
-        return CarryWide(t0, t1, t2, t3, t4);
+        ulong h1 = Math.BigMul(a0x2, a1, out ulong l1);
+        MulAdd(ref h1, ref l1, a2x38, a4);
+        MulAdd(ref h1, ref l1, a3x19, a3);
+
+        ulong h2 = Math.BigMul(a0x2, a2, out ulong l2);
+        MulAdd(ref h2, ref l2, a1, a1);
+        MulAdd(ref h2, ref l2, a3x38, a4);
+
+        ulong h3 = Math.BigMul(a0x2, a3, out ulong l3);
+        MulAdd(ref h3, ref l3, a1x2, a2);
+        MulAdd(ref h3, ref l3, a4x19, a4);
+
+        ulong h4 = Math.BigMul(a0x2, a4, out ulong l4);
+        MulAdd(ref h4, ref l4, a1x2, a3);
+        MulAdd(ref h4, ref l4, a2, a2);
+
+        return CarryWide(h0, l0, h1, l1, h2, l2, h3, l3, h4, l4);
     }
 
     /// <summary>a · n mod p for a small constant n below 2^17 (a reduced; output reduced).</summary>
     public static Curve25519FieldElement MultiplySmall(in Curve25519FieldElement a, uint n)
-        => CarryWide(Mul(a.L0, n), Mul(a.L1, n), Mul(a.L2, n), Mul(a.L3, n), Mul(a.L4, n));
+    {
+        ulong h0 = Math.BigMul(a.L0, n, out ulong l0);
+        ulong h1 = Math.BigMul(a.L1, n, out ulong l1);
+        ulong h2 = Math.BigMul(a.L2, n, out ulong l2);
+        ulong h3 = Math.BigMul(a.L3, n, out ulong l3);
+        ulong h4 = Math.BigMul(a.L4, n, out ulong l4);
+        return CarryWide(h0, l0, h1, l1, h2, l2, h3, l3, h4, l4);
+    }
 
     /// <summary>a^(p-2) = a^-1 mod p (Fermat; 0 maps to 0, as RFC 7748 §5 relies on). Fixed addition chain, no branches.</summary>
     public static Curve25519FieldElement Invert(in Curve25519FieldElement z)
@@ -197,11 +242,28 @@ internal struct Curve25519FieldElement
         return r;
     }
 
+    /// <summary>
+    /// (hi:lo) += a · b. The carry out of the low word is computed with bit operations rather than a comparison,
+    /// so no compiler can turn it into a data-dependent branch.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static UInt128 Mul(ulong a, ulong b)
+    private static void MulAdd(ref ulong hi, ref ulong lo, ulong a, ulong b)
     {
-        ulong high = Math.BigMul(a, b, out ulong low);
-        return new UInt128(high, low);
+        ulong productHigh = Math.BigMul(a, b, out ulong productLow);
+        ulong sum = lo + productLow;
+        ulong carry = ((lo & productLow) | ((lo | productLow) & ~sum)) >> 63;
+        lo = sum;
+        hi += productHigh + carry;
+    }
+
+    /// <summary>(hi:lo) += c, branch-free (see <see cref="MulAdd"/>).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void AddWide(ref ulong hi, ref ulong lo, ulong c)
+    {
+        ulong sum = lo + c;
+        ulong carry = ((lo & c) | ((lo | c) & ~sum)) >> 63;
+        lo = sum;
+        hi += carry;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -217,23 +279,28 @@ internal struct Curve25519FieldElement
         return new Curve25519FieldElement(l0, l1, l2, l3, l4);
     }
 
+    /// <summary>Carries five 128-bit columns (hi:lo) into reduced 51-bit limbs.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static Curve25519FieldElement CarryWide(UInt128 t0, UInt128 t1, UInt128 t2, UInt128 t3, UInt128 t4)
+    private static Curve25519FieldElement CarryWide(
+        ulong h0, ulong l0, ulong h1, ulong l1, ulong h2, ulong l2, ulong h3, ulong l3, ulong h4, ulong l4)
     {
-        ulong l0 = (ulong)t0 & Mask51;
-        t1 += (ulong)(t0 >> 51);
-        ulong l1 = (ulong)t1 & Mask51;
-        t2 += (ulong)(t1 >> 51);
-        ulong l2 = (ulong)t2 & Mask51;
-        t3 += (ulong)(t2 >> 51);
-        ulong l3 = (ulong)t3 & Mask51;
-        t4 += (ulong)(t3 >> 51);
-        ulong l4 = (ulong)t4 & Mask51;
-        ulong c = (ulong)(t4 >> 51);
+        // Each column is below 2^115, so column >> 51 fits in 64 bits: (lo >> 51) | (hi << 13).
+        ulong r0 = l0 & Mask51;
+        AddWide(ref h1, ref l1, (l0 >> 51) | (h0 << 13));
+        ulong r1 = l1 & Mask51;
+        AddWide(ref h2, ref l2, (l1 >> 51) | (h1 << 13));
+        ulong r2 = l2 & Mask51;
+        AddWide(ref h3, ref l3, (l2 >> 51) | (h2 << 13));
+        ulong r3 = l3 & Mask51;
+        AddWide(ref h4, ref l4, (l3 >> 51) | (h3 << 13));
+        ulong r4 = l4 & Mask51;
+        ulong c = (l4 >> 51) | (h4 << 13);
 
         // 2^255 ≡ 19: fold the top carry (below 2^61 given the input bounds) back into limb 0.
-        l0 += c * 19;
-        c = l0 >> 51; l0 &= Mask51; l1 += c;
-        return new Curve25519FieldElement(l0, l1, l2, l3, l4);
+        r0 += c * 19;
+        c = r0 >> 51;
+        r0 &= Mask51;
+        r1 += c;
+        return new Curve25519FieldElement(r0, r1, r2, r3, r4);
     }
 }
