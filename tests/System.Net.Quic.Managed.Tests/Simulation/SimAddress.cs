@@ -19,6 +19,19 @@ internal readonly struct SimAddress : IEquatable<SimAddress>
     public IPEndPoint ToIPEndPoint()
         => new(new IPAddress(new byte[] { 10, (byte)(Host >> 16), (byte)(Host >> 8), (byte)Host }), Port);
 
+    /// <summary>Inverse of <see cref="ToIPEndPoint"/> for 10.h.h.h IPv4 addresses.</summary>
+    public static SimAddress FromIPEndPoint(IPEndPoint endPoint)
+    {
+        ArgumentNullException.ThrowIfNull(endPoint);
+        Span<byte> bytes = stackalloc byte[16];
+        if (!endPoint.Address.TryWriteBytes(bytes, out int written) || written != 4 || bytes[0] != 10)
+        {
+            throw new ArgumentException($"{endPoint} is not a simulated (10.x.y.z IPv4) address.", nameof(endPoint));
+        }
+
+        return new SimAddress((bytes[1] << 16) | (bytes[2] << 8) | bytes[3], endPoint.Port);
+    }
+
     public bool Equals(SimAddress other) => Host == other.Host && Port == other.Port;
 
     public override bool Equals(object? obj) => obj is SimAddress other && Equals(other);

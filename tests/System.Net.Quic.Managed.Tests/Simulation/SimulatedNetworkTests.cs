@@ -431,6 +431,16 @@ public class SimulatedNetworkTests
         Assert.Equal(10, receiver.Arrivals.Count);
     }
 
+    [Fact]
+    public void SimAddress_RoundTripsThroughIPEndPoint()
+    {
+        var address = new SimAddress(0x010203, 4433);
+        System.Net.IPEndPoint endPoint = address.ToIPEndPoint();
+        Assert.Equal("10.1.2.3:4433", endPoint.ToString());
+        Assert.Equal(address, SimAddress.FromIPEndPoint(endPoint));
+        Assert.Throws<ArgumentException>(() => SimAddress.FromIPEndPoint(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 1)));
+    }
+
     private static (IReadOnlyList<SimTraceEntry> Trace, ulong Fingerprint) ImpairedRun(int seed)
     {
         var conditions = new LinkConditions
