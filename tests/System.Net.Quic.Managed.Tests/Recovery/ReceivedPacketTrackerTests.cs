@@ -161,6 +161,26 @@ public class ReceivedPacketTrackerTests
         Assert.True(ce.AckImmediately);
     }
 
+    // RFC 9000 §13.2.1: the gap rule looks at the largest ack-eliciting packet, not at non-ack-eliciting ones.
+    [Fact]
+    public void AckPolicy_GapMeasuredFromLargestAckElicitingPacket()
+    {
+        var gap = new ReceivedPacketTracker(PacketNumberSpace.ApplicationData);
+        gap.OnPacketReceived(0, true, 0);
+        gap.OnAckSent();
+        gap.OnPacketReceived(5, false, 0);
+        gap.OnPacketReceived(6, true, 0); // 1..4 missing below 6 since ack-eliciting 0
+        Assert.True(gap.AckImmediately);
+
+        var contiguous = new ReceivedPacketTracker(PacketNumberSpace.ApplicationData);
+        contiguous.OnPacketReceived(0, true, 0);
+        contiguous.OnAckSent();
+        contiguous.OnPacketReceived(1, false, 0);
+        contiguous.OnPacketReceived(2, true, 0);
+        Assert.False(contiguous.AckImmediately);
+        Assert.Equal(RecoveryConstants.DefaultMaxAckDelayUs, contiguous.AckDeadlineUs);
+    }
+
     [Theory]
     [InlineData(0)]
     [InlineData(1)]
