@@ -348,6 +348,7 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
 
         if (loss.PersistentCongestion)
         {
+            Rtt.OnPersistentCongestion();
             CongestionController.OnPersistentCongestion(nowUs);
         }
     }
