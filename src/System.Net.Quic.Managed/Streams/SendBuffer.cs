@@ -259,7 +259,15 @@ internal sealed class SendBuffer
                 _acked.RemoveBelow(_ackedPrefix);
 
                 _lost.RemoveBelow(_ackedPrefix);
-                _chunks.ReleaseBefore(_ackedPrefix);
+                if (_ackedPrefix == _writeOffset)
+                {
+                    // Everything written is acknowledged: return the partly-used chunk too, so an idle stream holds no memory.
+                    _chunks.ReleaseAll(_writeOffset);
+                }
+                else
+                {
+                    _chunks.ReleaseBefore(_ackedPrefix);
+                }
             }
         }
 
