@@ -87,6 +87,7 @@ internal sealed class ReceiveStream
             State = ReceiveStreamState.DataRecvd;
         }
 
+        CompleteIfAbandoned();
         return TransportErrorCode.NoError;
     }
 
@@ -123,6 +124,7 @@ internal sealed class ReceiveStream
         ResetErrorCode = applicationErrorCode;
         _stopSendingPending = false;
         State = ReceiveStreamState.ResetRecvd;
+        CompleteIfAbandoned();
         return TransportErrorCode.NoError;
     }
 
@@ -173,6 +175,7 @@ internal sealed class ReceiveStream
         long before = _buffer.ReadOffset;
         _buffer.Discard();
         ReleaseConsumed(before);
+        CompleteIfAbandoned();
     }
 
     /// <summary>Whether the stream was abandoned by <see cref="StopSending"/>.</summary>
@@ -235,6 +238,25 @@ internal sealed class ReceiveStream
 
     /// <summary>Anything for this stream's receiving part to put in a packet (MAX_STREAM_DATA, STOP_SENDING).</summary>
     public bool WantsToSend => NeedsMaxStreamData || NeedsStopSendingFrame;
+
+    // After STOP_SENDING the application no longer reads, so the terminal states the application would reach by
+    // reading (Data Read, Reset Read; RFC 9000 §3.2) are entered as soon as the transport gets there.
+    private void CompleteIfAbandoned()
+    {
+        if (!_stopSendingRequested)
+        {
+            return;
+        }
+
+        if (State == ReceiveStreamState.DataRecvd)
+        {
+            State = ReceiveStreamState.DataRead;
+        }
+        else if (State == ReceiveStreamState.ResetRecvd)
+        {
+            State = ReceiveStreamState.ResetRead;
+        }
+    }
 
     private void ReleaseConsumed(long readOffsetBefore)
     {

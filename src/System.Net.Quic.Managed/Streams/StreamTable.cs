@@ -166,6 +166,7 @@ internal sealed class StreamTable
             return error;
         }
 
+        // Bounded by the stream limit we advertised (RFC 9000 §21.8 stream commitment): at most Concurrency streams.
         for (long i = 0; i < newCount; i++)
         {
             TransportStream created = Create(StreamId.Make(firstNew + i, !IsServer, uni));
@@ -303,6 +304,7 @@ internal sealed class StreamTable
 
         stream.InSendQueue = true;
         stream.NextInSendQueue = null;
+        SendableCount++;
         if (_sendTail is null)
         {
             _sendHead = stream;
@@ -332,6 +334,7 @@ internal sealed class StreamTable
 
             stream.NextInSendQueue = null;
             stream.InSendQueue = false;
+            SendableCount--;
             if (!stream.IsReleased)
             {
                 return true;
@@ -357,6 +360,12 @@ internal sealed class StreamTable
     }
 
     public bool HasSendableStreams => _sendHead is not null;
+
+    /// <summary>
+    /// Streams queued. A packet builder visits at most this many (snapshot before the loop): a stream that only waits
+    /// for connection credit stays queued and would otherwise be visited forever.
+    /// </summary>
+    public int SendableCount { get; private set; }
 
     /// <summary>
     /// Releases a closed stream (both parts terminal, RFC 9000 §3.3): removes it and, for a peer stream, returns its

@@ -118,10 +118,15 @@ public class RangeSetTests
                 }
 
                 // Same membership, and ranges are sorted, disjoint, non-adjacent, non-empty.
-                for (int i = 0; i < 300; i++)
+                var fromSet = new bool[300];
+                for (int r = 0; r < set.Count; r++)
                 {
-                    Assert.Equal(model[i], set.Contains(i));
+                    for (long i = set.StartAt(r); i < set.EndAt(r); i++) fromSet[i] = true;
                 }
+
+                Assert.True(model.AsSpan().SequenceEqual(fromSet), $"round {round} op {op}");
+                int probe = random.Next(300);
+                Assert.Equal(model[probe], set.Contains(probe));
 
                 for (int i = 0; i < set.Count; i++)
                 {

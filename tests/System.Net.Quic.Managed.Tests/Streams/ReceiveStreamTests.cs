@@ -170,8 +170,33 @@ public class ReceiveStreamTests
         s.OnStopSendingFrameLost();
         Assert.True(s.NeedsStopSendingFrame);
         Assert.Equal(TransportErrorCode.NoError, s.OnResetStream(7, 500, out _));
-        Assert.Equal(ReceiveStreamState.ResetRecvd, s.State);
+        Assert.Equal(ReceiveStreamState.ResetRead, s.State); // abandoned by the app: no read needed
         Assert.False(s.NeedsStopSendingFrame);
         Assert.Equal(500, connection.Consumed);
+    }
+
+    [Fact]
+    public void StopSendingThenFinOrResetReachesTerminalStateWithoutReads()
+    {
+        ReceiveStream fin = NewStream();
+        Frame(fin, 0, 10);
+        fin.StopSending(3);
+        Assert.Equal(ReceiveStreamState.Recv, fin.State);
+        Assert.Equal(TransportErrorCode.NoError, Frame(fin, 10, 10, fin: true));
+        Assert.Equal(ReceiveStreamState.DataRead, fin.State);
+        Assert.True(fin.IsTerminal);
+        Assert.False(fin.NeedsStopSendingFrame); // all data arrived: STOP_SENDING is moot
+
+        ReceiveStream reset = NewStream();
+        reset.StopSending(3);
+        Assert.Equal(TransportErrorCode.NoError, reset.OnResetStream(3, 0, out _));
+        Assert.Equal(ReceiveStreamState.ResetRead, reset.State);
+
+        ReceiveStream done = NewStream();
+        Frame(done, 0, 10, fin: true);
+        done.StopSending(3); // Data Recvd: nothing to ask the peer, just drop the data
+        Assert.False(done.NeedsStopSendingFrame);
+        Assert.Equal(ReceiveStreamState.DataRead, done.State);
+        Assert.Equal(0, done.Buffer.AllocatedBytes);
     }
 }

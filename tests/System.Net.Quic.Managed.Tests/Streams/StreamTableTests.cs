@@ -275,4 +275,62 @@ public class StreamTableTests
         Assert.True(atLimitRounds > total / 300 / 2, $"sender at the limit in only {atLimitRounds} rounds");
         Assert.Equal(SendStreamState.DataRecvd, sender.State);
     }
+
+    [Fact]
+    public void BidirectionalStreamIsReleasedOnlyWhenBothPartsAreTerminal()
+    {
+        StreamTable server = NewTable(isServer: true, maxStreams: 2);
+        Assert.Equal(TransportErrorCode.NoError, server.OnStreamFrame(0, 0, new byte[4], true, out _));
+        Assert.True(server.TryAcceptIncomingStream(out TransportStream? s));
+        s.Receive!.Read(new byte[4], out bool fin, out _);
+        Assert.True(fin);
+        Assert.False(s.IsClosed); // our sending part is still Ready
+        s.Send!.Write(new byte[3], fin: true);
+        Assert.True(server.RefreshSendable(s));
+        Assert.True(server.TryDequeueSendable(out _));
+        Assert.True(s.Send.TryTakeNextToSend(new byte[100], out long off, out int len, out bool sentFin));
+        Assert.False(server.TryRelease(s));
+        s.Send.OnStreamFrameAcked(off, len, sentFin);
+        Assert.True(s.IsClosed);
+        Assert.True(server.TryRelease(s));
+        Assert.False(server.TryRelease(s));
+        Assert.Equal(1, server.RemoteBidiLimit.ClosedCount);
+        Assert.True(server.RemoteBidiLimit.NeedsMaxStreams); // half of a concurrency of 2 returned
+    }
+
+    [Fact]
+    public void ConnectionBlockedStreamsStayQueuedAndSendableCountBoundsTheLoop()
+    {
+        StreamTable client = NewTable(isServer: false);
+        var connection = client.ConnectionSendCredit;
+        Assert.True(client.TryOpenLocalStream(false, out TransportStream? a));
+        Assert.True(client.TryOpenLocalStream(false, out TransportStream? b));
+        a.Send!.Write(new byte[900], false);
+        b.Send!.Write(new byte[900], false);
+        client.MarkSendable(a);
+        client.MarkSendable(b);
+        connection.AddSent(connection.Available - 500); // only 500 bytes of connection credit left
+
+        int sent = 0;
+        int visits = client.SendableCount;
+        Assert.Equal(2, visits);
+        for (int i = 0; i < visits && client.TryDequeueSendable(out TransportStream? s); i++)
+        {
+            if (s.Send!.TryTakeNextToSend(new byte[1200], out _, out int len, out _))
+            {
+                sent += len;
+            }
+
+            client.RefreshSendable(s);
+        }
+
+        Assert.Equal(500, sent);
+        Assert.Equal(0, connection.Available);
+        Assert.True(connection.NeedsBlockedFrame);
+        Assert.Equal(2, client.SendableCount); // both still want to send once MAX_DATA arrives
+        Assert.True(client.OnMaxDataFrame(connection.MaxData + 2000));
+        Assert.True(client.TryDequeueSendable(out TransportStream? next));
+        Assert.True(next.Send!.TryTakeNextToSend(new byte[1200], out _, out int more, out _));
+        Assert.True(more > 0);
+    }
 }
