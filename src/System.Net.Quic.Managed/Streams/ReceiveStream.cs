@@ -14,7 +14,6 @@ internal sealed class ReceiveStream
     private readonly ReceiveFlowWindow _connectionWindow;
     private bool _stopSendingPending;
     private bool _stopSendingRequested;
-    private bool _maxStreamDataForced;
 
     public ReceiveStream(long streamId, long initialWindow, long maxWindow, ReceiveFlowWindow connectionWindow,
         int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxFragments = 4096)
@@ -198,7 +197,7 @@ internal sealed class ReceiveStream
     /// either half the window was consumed or a lost update must be repeated.
     /// </summary>
     public bool NeedsMaxStreamData
-        => State == ReceiveStreamState.Recv && !_stopSendingRequested && (_window.ShouldSendUpdate || _maxStreamDataForced);
+        => State == ReceiveStreamState.Recv && !_stopSendingRequested && _window.NeedsUpdate;
 
     /// <summary>
     /// Computes the new limit to advertise (auto-tuning the window, and growing the connection window to 1.5 times a
@@ -206,7 +205,6 @@ internal sealed class ReceiveStream
     /// </summary>
     public long CommitMaxStreamData(long nowUs, long smoothedRttUs)
     {
-        _maxStreamDataForced = false;
         long windowBefore = _window.Window;
         long max = _window.CommitUpdate(nowUs, smoothedRttUs);
         if (_window.Window > windowBefore)
@@ -221,18 +219,18 @@ internal sealed class ReceiveStream
     /// <summary>A MAX_STREAM_DATA frame was lost: repeat the current limit if it still matters.</summary>
     public void OnMaxStreamDataLost(long limit)
     {
-        if (limit == _window.MaxData && State == ReceiveStreamState.Recv)
+        if (State == ReceiveStreamState.Recv)
         {
-            _maxStreamDataForced = true;
+            _window.OnUpdateLost(limit);
         }
     }
 
     /// <summary>Peer's STREAM_DATA_BLOCKED: a hint only; repeat our current limit in case the update was lost.</summary>
     public void OnStreamDataBlocked(long limit)
     {
-        if (limit >= _window.MaxData && State == ReceiveStreamState.Recv)
+        if (State == ReceiveStreamState.Recv)
         {
-            _maxStreamDataForced = true;
+            _window.OnPeerBlocked(limit);
         }
     }
 

@@ -253,7 +253,7 @@ internal sealed class SendBuffer
         {
             ok = _acked.Add(offset, end);
             _lost.Remove(offset, end);
-            if (_acked.StartAt(0) <= _ackedPrefix)
+            if (_acked.Count > 0 && _acked.StartAt(0) <= _ackedPrefix)
             {
                 _ackedPrefix = _acked.EndAt(0);
                 _acked.RemoveBelow(_ackedPrefix);

@@ -288,8 +288,14 @@ internal sealed class StreamTable
     /// <summary>MAX_DATA frame. RFC 9000 §19.9. Returns true if credit grew.</summary>
     public bool OnMaxDataFrame(long maxData) => ConnectionSendCredit.OnMaxDataReceived(maxData);
 
-    /// <summary>MAX_DATA due (half the connection window consumed).</summary>
-    public bool NeedsMaxData => ConnectionReceiveWindow.ShouldSendUpdate;
+    /// <summary>MAX_DATA due (half the connection window consumed, or a lost / solicited update to repeat).</summary>
+    public bool NeedsMaxData => ConnectionReceiveWindow.NeedsUpdate;
+
+    /// <summary>A MAX_DATA frame carrying <paramref name="maxData"/> was lost.</summary>
+    public void OnMaxDataLost(long maxData) => ConnectionReceiveWindow.OnUpdateLost(maxData);
+
+    /// <summary>Peer's DATA_BLOCKED (RFC 9000 §19.12): repeat MAX_DATA if the peer is blocked at our current limit.</summary>
+    public void OnDataBlockedFrame(long limit) => ConnectionReceiveWindow.OnPeerBlocked(limit);
 
     /// <summary>New MAX_DATA value to send (auto-tunes the connection window).</summary>
     public long CommitMaxData(long nowUs, long smoothedRttUs) => ConnectionReceiveWindow.CommitUpdate(nowUs, smoothedRttUs);
