@@ -70,7 +70,7 @@ internal readonly ref struct AckFrame
 
     /// <summary>Reads an ACK frame body. Every range is checked: a range or gap reaching below packet number 0 is a
     /// FRAME_ENCODING_ERROR (RFC 9000 §19.3.1), as is any truncation.</summary>
-    public static TransportErrorCode TryRead(ref QuicReader reader, FrameType type, out AckFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, FrameType type, out AckFrame frame)
     {
         frame = default;
         if (!reader.TryReadVarInt(out ulong largest) || !reader.TryReadVarInt(out ulong ackDelay) ||
