@@ -161,7 +161,7 @@ public class TransportParametersTests
     [InlineData("0110", "length past the end")]
     [InlineData("01", "id without length")]
     [InlineData("0101050101", "duplicate max_idle_timeout")]
-    [InlineData("2ab200", "grease_quic_bit with a 1-byte id is 0x2a, then junk")]
+    [InlineData("6ab20100", "grease_quic_bit with content")]
     public void MalformedParametersAreTransportParameterErrors(string hex, string why)
     {
         byte[] encoded = Convert.FromHexString(hex.Replace("0b028000", "0b0480004000"));
