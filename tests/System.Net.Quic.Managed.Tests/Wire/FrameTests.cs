@@ -186,7 +186,8 @@ public class FrameTests
     [InlineData("4001", (int)TransportErrorCode.ProtocolViolation)] // PING with a 2-byte type
     [InlineData("40", (int)TransportErrorCode.FrameEncodingError)] // truncated type
     [InlineData("020a000105", (int)TransportErrorCode.FrameEncodingError)] // first ACK range larger than largest
-    [InlineData("020a0001050303", (int)TransportErrorCode.FrameEncodingError)] // ACK gap below 0
+    [InlineData("020a0001050303", (int)TransportErrorCode.FrameEncodingError)] // ACK range below 0 after a gap
+    [InlineData("020a0001090000", (int)TransportErrorCode.FrameEncodingError)] // ACK gap below 0: smallest 1, next largest -1
     [InlineData("020a0001030006", (int)TransportErrorCode.FrameEncodingError)] // ACK range below 0: [7..10], then largest 5 with range 6
     [InlineData("020a00020100", (int)TransportErrorCode.FrameEncodingError)] // ACK range count beyond the data
     [InlineData("030a00000000", (int)TransportErrorCode.FrameEncodingError)] // ACK_ECN without counts
