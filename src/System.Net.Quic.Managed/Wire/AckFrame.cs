@@ -24,6 +24,14 @@ internal readonly ref struct AckFrame
 
     public ulong FirstAckRange { get; }
 
+    /// <summary>The ACK Delay in microseconds for the peer's ack_delay_exponent, saturating rather than overflowing on
+    /// hostile values. RFC 9000 §19.3.</summary>
+    public ulong GetAckDelayUs(int ackDelayExponent) =>
+        AckDelay > (ulong.MaxValue >> ackDelayExponent) ? ulong.MaxValue : AckDelay << ackDelayExponent;
+
+    /// <summary>The ACK Delay field value for a delay in microseconds and our ack_delay_exponent. RFC 9000 §19.3.</summary>
+    public static ulong EncodeAckDelay(long delayUs, int ackDelayExponent) => delayUs <= 0 ? 0 : (ulong)delayUs >> ackDelayExponent;
+
     /// <summary>The ACK Range Count field: ranges after the first.</summary>
     public int AdditionalRangeCount { get; }
 

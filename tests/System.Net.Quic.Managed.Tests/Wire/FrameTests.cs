@@ -280,6 +280,21 @@ public class FrameTests
     }
 
     [Fact]
+    public void AckDelayScalesByTheExponentAndSaturates()
+    {
+        var reader = Reader("0a" + "4064" + "0000"); // largest 10, ACK Delay 100, no extra ranges, first range 0
+        Assert.Equal(TransportErrorCode.NoError, AckFrame.TryRead(ref reader, FrameType.Ack, out AckFrame ack));
+        Assert.Equal(800UL, ack.GetAckDelayUs(3));
+        Assert.Equal(100UL << 20, ack.GetAckDelayUs(20));
+        Assert.Equal(100UL, AckFrame.EncodeAckDelay(800, 3));
+        Assert.Equal(0UL, AckFrame.EncodeAckDelay(-5, 3));
+
+        reader = Reader("0a" + "ffffffffffffffff" + "0000");
+        Assert.Equal(TransportErrorCode.NoError, AckFrame.TryRead(ref reader, FrameType.Ack, out ack));
+        Assert.Equal(ulong.MaxValue, ack.GetAckDelayUs(20));
+    }
+
+    [Fact]
     public void ConnectionCloseFactoriesEncodeTheRightType()
     {
         var writer = new QuicWriter(new byte[64]);
