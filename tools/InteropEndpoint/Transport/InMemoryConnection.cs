@@ -7,6 +7,8 @@ internal sealed class InMemoryConnection : IMultiplexedConnection
 {
     private readonly Channel<IMultiplexedStream> _incoming = Channel.CreateUnbounded<IMultiplexedStream>();
     private InMemoryConnection _peer = null!;
+    // Shared by both ends: closing the connection resets every stream, as a QUIC CONNECTION_CLOSE does.
+    private List<InMemoryStream> _streams = null!;
 
     /// <summary>The error code the peer closed the connection with, if it did.</summary>
     public long? PeerCloseErrorCode { get; private set; }
@@ -17,6 +19,7 @@ internal sealed class InMemoryConnection : IMultiplexedConnection
         InMemoryConnection server = new();
         client._peer = server;
         server._peer = client;
+        client._streams = server._streams = new List<InMemoryStream>();
         return (client, server);
     }
 
@@ -26,6 +29,12 @@ internal sealed class InMemoryConnection : IMultiplexedConnection
         InMemoryPipe fromPeer = new();
         InMemoryStream local = new(bidirectional ? fromPeer : null, toPeer, bidirectional);
         InMemoryStream remote = new(toPeer, bidirectional ? fromPeer : null, bidirectional);
+        lock (_streams)
+        {
+            _streams.Add(local);
+            _streams.Add(remote);
+        }
+
         if (!_peer._incoming.Writer.TryWrite(remote))
         {
             throw new IOException("The in-memory connection is closed.");
@@ -51,6 +60,16 @@ internal sealed class InMemoryConnection : IMultiplexedConnection
         _peer.PeerCloseErrorCode ??= errorCode;
         _incoming.Writer.TryComplete();
         _peer._incoming.Writer.TryComplete();
+        lock (_streams)
+        {
+            foreach (InMemoryStream stream in _streams)
+            {
+                stream.Abort(errorCode);
+            }
+
+            _streams.Clear();
+        }
+
         return ValueTask.CompletedTask;
     }
 
