@@ -138,4 +138,33 @@ public sealed class EndToEndTests : IDisposable
         await client.CloseAsync(0, cts.Token);
         await serverTask.WaitAsync(cts.Token);
     }
+
+    [Theory]
+    [InlineData(InteropTestCase.AlpnH3)]
+    [InlineData(InteropTestCase.AlpnHq)]
+    public async Task Multiplexing_ManyMoreFilesThanConcurrencyCap(string alpn)
+    {
+        using CancellationTokenSource cts = new(s_timeout);
+        int count = InteropDownloader.MaxConcurrentRequests * 2 + 7;
+        List<string> names = new();
+        for (int i = 0; i < count; i++)
+        {
+            string name = $"m{i}.txt";
+            File.WriteAllText(Path.Combine(_www, name), $"file {i} " + new string('x', i));
+            names.Add(name);
+        }
+
+        (InMemoryConnection client, InMemoryConnection server) = InMemoryConnection.CreatePair();
+        Task serverTask = alpn == InteropTestCase.AlpnH3
+            ? new Http3Server(server, new FileRoot(_www)).RunAsync(cts.Token)
+            : new HqServer(server, new FileRoot(_www)).RunAsync(cts.Token);
+
+        Assert.True(await InteropDownloader.RunAsync(client, alpn, Urls(names.ToArray()), _downloads, TextWriter.Null, cts.Token));
+        for (int i = 0; i < count; i++)
+        {
+            Assert.Equal($"file {i} " + new string('x', i), File.ReadAllText(Path.Combine(_downloads, names[i])));
+        }
+
+        await serverTask.WaitAsync(cts.Token);
+    }
 }

@@ -89,7 +89,7 @@ internal static class InteropEndpointRunner
             log.WriteLine($"timed out after {config.Timeout.TotalSeconds:0} s");
             return InteropExitCode.Failure;
         }
-        catch (Exception e) when (e is IOException or PlatformNotSupportedException or System.Security.Authentication.AuthenticationException)
+        catch (Exception e) when (e is IOException or PlatformNotSupportedException or System.Security.Authentication.AuthenticationException or Http3ProtocolException)
         {
             log.WriteLine($"connection failed: {e.GetType().Name}: {e.Message}");
             return InteropExitCode.Failure;
