@@ -154,6 +154,8 @@ public class Http3FrameTests
     [InlineData("content-length", "4")]     // mismatch with 5 bytes of DATA
     [InlineData("content-length", "x")]
     [InlineData("Content-Type", "a")]       // uppercase name
+    [InlineData("transfer-encoding", "chunked")]  // connection-specific (RFC 9114 §4.2)
+    [InlineData("te", "gzip")]
     public async Task Response_MalformedMessage_IsMessageError(string name, string value)
     {
         byte[] wire = Concat(HeadersFrame(F(":status", "200"), new(name, value)), Http3FrameCodec.EncodeFrame(Http3FrameType.Data, new byte[5]));

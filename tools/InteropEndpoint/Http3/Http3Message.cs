@@ -5,7 +5,7 @@ namespace QuicManaged.Interop.Http3;
 /// <summary>Field-section checks from RFC 9114 §4.2 and §4.3 that make a message malformed (H3_MESSAGE_ERROR).</summary>
 internal static class Http3Message
 {
-    /// <summary>Validates pseudo-header placement and name case; returns the value of <paramref name="pseudo"/> lookups.</summary>
+    /// <summary>Validates name case, pseudo-header placement and uniqueness, and the absence of connection-specific fields.</summary>
     public static void Validate(List<HeaderField> fields, bool isRequest)
     {
         bool regularSeen = false;
@@ -51,6 +51,12 @@ internal static class Http3Message
             else
             {
                 regularSeen = true;
+                // RFC 9114 §4.2: connection-specific fields make the message malformed; TE may only be "trailers".
+                if (name is "connection" or "keep-alive" or "proxy-connection" or "transfer-encoding" or "upgrade"
+                    || name == "te" && fields[i].Value != "trailers")
+                {
+                    throw new Http3ProtocolException(Http3ErrorCode.MessageError, $"connection-specific field {name}");
+                }
             }
         }
     }
