@@ -1,5 +1,6 @@
 using QuicManaged.Interop.Http3;
 using QuicManaged.Interop.Qpack;
+using QuicManaged.Interop.Transport;
 
 namespace System.Net.Quic.Managed.Tests.Http3;
 
@@ -156,5 +157,39 @@ public class MutationTests
             Http3ErrorCode error = Http3Settings.TryParse(payload, out _);
             Assert.True(error is Http3ErrorCode.NoError or Http3ErrorCode.FrameError or Http3ErrorCode.SettingsError, error.ToString());
         }
+    }
+
+    [Fact]
+    public async Task ControlStream_MutatedStreams_OnlyTypedConnectionErrors()
+    {
+        Random random = new(6201);
+        byte[] seed = new[]
+        {
+            new byte[] { 0x00 },
+            new Http3Settings { MaxFieldSectionSize = 4096 }.EncodeFrame(),
+            Http3FrameCodec.EncodeFrame(0x21, [1, 2, 3]),
+            Http3FrameCodec.EncodeSingleIntegerFrame(Http3FrameType.Goaway, 4),
+            Http3FrameCodec.EncodeSingleIntegerFrame(Http3FrameType.CancelPush, 1),
+        }.SelectMany(f => f).ToArray();
+        int failures = 0;
+        for (int i = 0; i < 1000; i++)
+        {
+            using CancellationTokenSource cts = new(TimeSpan.FromSeconds(10));
+            (InMemoryConnection client, InMemoryConnection peer) = InMemoryConnection.CreatePair();
+            Http3Session session = new(client, isServer: i % 2 == 0, new Http3Settings());
+            Task loop = session.RunAcceptLoopAsync(static _ => Task.CompletedTask, cts.Token);
+            IMultiplexedStream stream = await peer.OpenStreamAsync(false, cts.Token);
+            await stream.Stream.WriteAsync(Mutate(random, seed), cts.Token);
+            await peer.CloseAsync(0, cts.Token);
+            // The loop must end without an exception escaping; a violation is recorded as a typed H3/QPACK error.
+            await loop.WaitAsync(cts.Token);
+            if (session.Failure is Http3ProtocolException failure)
+            {
+                Assert.InRange((long)failure.ErrorCode, 0x100, 0x202);
+                failures++;
+            }
+        }
+
+        Assert.InRange(failures, 50, 999);
     }
 }
