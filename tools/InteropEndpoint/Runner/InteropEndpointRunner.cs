@@ -1,0 +1,197 @@
+using System.Net;
+using System.Net.Quic.Managed;
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
+using QuicManaged.Interop.HqInterop;
+using QuicManaged.Interop.Http3;
+using QuicManaged.Interop.Serving;
+using QuicManaged.Interop.Transport;
+
+namespace QuicManaged.Interop.Runner;
+
+/// <summary>Runs the client or server role of the quic-interop-runner contract over the QUIC transport.</summary>
+internal static class InteropEndpointRunner
+{
+    public static async Task<int> RunAsync(InteropConfiguration config, TextWriter log, CancellationToken cancellationToken)
+    {
+        InteropTestCase? testCase = InteropTestCase.Find(config.TestCase);
+        if (testCase is null || !testCase.IsSupported(config.IsClient))
+        {
+            log.WriteLine($"test case '{config.TestCase}' is not supported as {(config.IsClient ? "client" : "server")}" + (testCase is null ? string.Empty : $": {testCase.Note}"));
+            return InteropExitCode.Unsupported;
+        }
+
+        if (config.KeyLogFile is not null)
+        {
+            log.WriteLine($"SSLKEYLOGFILE={config.KeyLogFile} noted; the transport does not expose key logging yet.");
+        }
+
+        if (config.QlogDirectory is not null)
+        {
+            log.WriteLine($"QLOGDIR={config.QlogDirectory} noted; the transport does not write qlog yet.");
+        }
+
+        return config.IsClient
+            ? await RunClientAsync(config, testCase, log, cancellationToken).ConfigureAwait(false)
+            : await RunServerAsync(config, testCase, log, cancellationToken).ConfigureAwait(false);
+    }
+
+    private static async Task<int> RunClientAsync(InteropConfiguration config, InteropTestCase testCase, TextWriter log, CancellationToken cancellationToken)
+    {
+        if (config.Requests.Count == 0 || string.IsNullOrEmpty(config.DownloadDirectory))
+        {
+            log.WriteLine("client needs REQUESTS and DOWNLOADS");
+            return InteropExitCode.BadConfiguration;
+        }
+
+        Uri first = config.Requests[0];
+        foreach (Uri uri in config.Requests)
+        {
+            if (uri.Authority != first.Authority)
+            {
+                log.WriteLine("all REQUESTS must share one authority (one connection)");
+                return InteropExitCode.BadConfiguration;
+            }
+        }
+
+        if (!QuicConnection.IsSupported)
+        {
+            log.WriteLine("the QUIC transport is not available yet (QuicConnection.IsSupported is false)");
+            return InteropExitCode.Failure;
+        }
+
+        Directory.CreateDirectory(config.DownloadDirectory);
+        using CancellationTokenSource timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        timeout.CancelAfter(config.Timeout);
+        try
+        {
+            QuicClientConnectionOptions options = new()
+            {
+                RemoteEndPoint = new DnsEndPoint(first.IdnHost, first.Port),
+                DefaultStreamErrorCode = (long)Http3ErrorCode.RequestCancelled,
+                DefaultCloseErrorCode = (long)Http3ErrorCode.NoError,
+                MaxInboundUnidirectionalStreams = 8,
+                ClientAuthenticationOptions = new SslClientAuthenticationOptions
+                {
+                    ApplicationProtocols = [new SslApplicationProtocol(testCase.Alpn)],
+                    TargetHost = first.IdnHost,
+                    // Interop only: the runner's certificates are self-signed.
+                    RemoteCertificateValidationCallback = static (_, _, _, _) => true,
+                },
+            };
+            QuicConnection connection = await QuicConnection.ConnectAsync(options, timeout.Token).ConfigureAwait(false);
+            await using QuicMultiplexedConnection multiplexed = new(connection);
+            bool ok = await InteropDownloader.RunAsync(multiplexed, testCase.Alpn, config.Requests, config.DownloadDirectory, log, timeout.Token).ConfigureAwait(false);
+            return ok ? InteropExitCode.Success : InteropExitCode.Failure;
+        }
+        catch (OperationCanceledException)
+        {
+            log.WriteLine($"timed out after {config.Timeout.TotalSeconds:0} s");
+            return InteropExitCode.Failure;
+        }
+        catch (Exception e) when (e is IOException or PlatformNotSupportedException or System.Security.Authentication.AuthenticationException or Http3ProtocolException)
+        {
+            log.WriteLine($"connection failed: {e.GetType().Name}: {e.Message}");
+            return InteropExitCode.Failure;
+        }
+    }
+
+    private static async Task<int> RunServerAsync(InteropConfiguration config, InteropTestCase testCase, TextWriter log, CancellationToken cancellationToken)
+    {
+        if (string.IsNullOrEmpty(config.WwwDirectory) || string.IsNullOrEmpty(config.CertificateDirectory))
+        {
+            log.WriteLine("server needs WWW and CERTS");
+            return InteropExitCode.BadConfiguration;
+        }
+
+        if (!IPAddress.TryParse(config.Host, out IPAddress? address))
+        {
+            log.WriteLine($"HOST '{config.Host}' is not an IP address");
+            return InteropExitCode.BadConfiguration;
+        }
+
+        X509Certificate2 certificate;
+        try
+        {
+            certificate = X509Certificate2.CreateFromPemFile(
+                Path.Combine(config.CertificateDirectory, "cert.pem"),
+                Path.Combine(config.CertificateDirectory, "priv.key"));
+        }
+        catch (Exception e) when (e is IOException or System.Security.Cryptography.CryptographicException or UnauthorizedAccessException)
+        {
+            log.WriteLine($"cannot load CERTS/cert.pem and CERTS/priv.key: {e.Message}");
+            return InteropExitCode.BadConfiguration;
+        }
+
+        if (!QuicListener.IsSupported)
+        {
+            log.WriteLine("the QUIC transport is not available yet (QuicListener.IsSupported is false)");
+            certificate.Dispose();
+            return InteropExitCode.Failure;
+        }
+
+        FileRoot root = new(config.WwwDirectory);
+        using (certificate)
+        {
+            try
+            {
+                QuicListenerOptions options = new()
+                {
+                    ListenEndPoint = new IPEndPoint(address, config.Port),
+                    ApplicationProtocols = [new SslApplicationProtocol(testCase.Alpn)],
+                    ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(new QuicServerConnectionOptions
+                    {
+                        DefaultStreamErrorCode = (long)Http3ErrorCode.RequestCancelled,
+                        DefaultCloseErrorCode = (long)Http3ErrorCode.NoError,
+                        MaxInboundBidirectionalStreams = 1000,
+                        MaxInboundUnidirectionalStreams = 8,
+                        ServerAuthenticationOptions = new SslServerAuthenticationOptions
+                        {
+                            ApplicationProtocols = [new SslApplicationProtocol(testCase.Alpn)],
+                            ServerCertificate = certificate,
+                        },
+                    }),
+                };
+                await using QuicListener listener = await QuicListener.ListenAsync(options, cancellationToken).ConfigureAwait(false);
+                log.WriteLine($"listening on {listener.LocalEndPoint} ({testCase.Alpn}), serving {root.Directory}");
+                // The server runs until the runner stops it (SIGTERM -> cancellation).
+                while (!cancellationToken.IsCancellationRequested)
+                {
+                    QuicConnection connection = await listener.AcceptConnectionAsync(cancellationToken).ConfigureAwait(false);
+                    _ = ServeConnectionAsync(connection, testCase.Alpn, root, log, cancellationToken);
+                }
+
+                return InteropExitCode.Success;
+            }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                return InteropExitCode.Success;
+            }
+            catch (Exception e) when (e is IOException or PlatformNotSupportedException)
+            {
+                log.WriteLine($"listener failed: {e.GetType().Name}: {e.Message}");
+                return InteropExitCode.Failure;
+            }
+        }
+    }
+
+    private static async Task ServeConnectionAsync(QuicConnection connection, string alpn, FileRoot root, TextWriter log, CancellationToken cancellationToken)
+    {
+        await using QuicMultiplexedConnection multiplexed = new(connection);
+        try
+        {
+            if (alpn == InteropTestCase.AlpnH3)
+            {
+                await new Http3Server(multiplexed, root).RunAsync(cancellationToken).ConfigureAwait(false);
+            }
+            else
+            {
+                await new HqServer(multiplexed, root).RunAsync(cancellationToken).ConfigureAwait(false);
+            }
+        }
+        catch (Exception e) when (e is IOException or OperationCanceledException or Http3ProtocolException)
+        {
+            log.WriteLine($"connection ended: {e.GetType().Name}: {e.Message}");
+        }
+    }
+}

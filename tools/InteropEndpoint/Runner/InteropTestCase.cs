@@ -1,0 +1,50 @@
+namespace QuicManaged.Interop.Runner;
+
+/// <summary>
+/// One quic-interop-runner test case: the ALPN it runs under and whether this endpoint can run it in each role.
+/// A case marked unsupported exits with 127, which the runner reports as "unsupported" rather than failed.
+/// </summary>
+internal sealed record InteropTestCase(string Name, string Alpn, bool ClientSupported, bool ServerSupported, string Note)
+{
+    public const string AlpnH3 = "h3";
+    public const string AlpnHq = "hq-interop";
+
+    // The runner uses h3 for "http3" and hq-interop for everything else.
+    // ClientSupported/ServerSupported = false marks cases that need transport features with no public API yet.
+    private static readonly InteropTestCase[] s_cases =
+    [
+        new("handshake", AlpnHq, true, true, "one request, one connection"),
+        new("transfer", AlpnHq, true, true, "several files over one connection, flow control"),
+        new("multiplexing", AlpnHq, true, true, "many concurrent streams over one connection"),
+        new("http3", AlpnH3, true, true, "HTTP/3 with QPACK (static table only)"),
+        new("handshakeloss", AlpnHq, true, true, "loss recovery is the transport's; the endpoint just makes the requests"),
+        new("transferloss", AlpnHq, true, true, "loss recovery is the transport's"),
+        new("retry", AlpnHq, true, false, "server side needs an option to force a Retry: not in the API yet"),
+        new("chacha20", AlpnHq, false, true, "client side needs the transport to honour a ChaCha20-only cipher policy"),
+        new("resumption", AlpnHq, false, false, "needs session tickets and a second connection resuming: not in the transport yet"),
+        new("zerortt", AlpnHq, false, false, "needs 0-RTT: not in the transport yet"),
+        new("keyupdate", AlpnHq, false, true, "client must initiate a key update: no API yet; the server only responds"),
+        new("v2", AlpnHq, false, false, "needs QUIC v2 selection and compatible version negotiation: no API yet"),
+        new("connectionmigration", AlpnHq, false, false, "needs active migration / preferred_address: not in the transport yet"),
+        new("rebind", AlpnHq, true, true, "NAT rebinding is passive; handled (or not) by the transport"),
+        new("rebind-port", AlpnHq, true, true, "as rebind"),
+        new("rebind-addr", AlpnHq, true, true, "as rebind"),
+    ];
+
+    public static IReadOnlyList<InteropTestCase> All => s_cases;
+
+    public static InteropTestCase? Find(string? name)
+    {
+        foreach (InteropTestCase testCase in s_cases)
+        {
+            if (string.Equals(testCase.Name, name, StringComparison.Ordinal))
+            {
+                return testCase;
+            }
+        }
+
+        return null;
+    }
+
+    public bool IsSupported(bool isClient) => isClient ? ClientSupported : ServerSupported;
+}
