@@ -1,0 +1,89 @@
+namespace System.Net.Quic.Managed.Recovery;
+
+/// <summary>
+/// Token-bucket pacer. RFC 9002 §7.7: rate = N * cwnd / smoothed_rtt with N = 1.25 (2 in slow start, where the window
+/// doubles each round trip), and a burst of up to <c>burstPackets</c> datagrams. Integer math, allocation free.
+/// </summary>
+internal sealed class Pacer
+{
+    private readonly long _capacity;
+    private long _tokens;
+    private long _lastUpdateUs = long.MinValue;
+
+    public Pacer(int maxDatagramSize, int burstPackets = 10)
+    {
+        if (maxDatagramSize <= 0 || burstPackets <= 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(maxDatagramSize));
+        }
+
+        _capacity = (long)maxDatagramSize * burstPackets;
+        _tokens = _capacity;
+    }
+
+    /// <summary>Bytes that may be sent right now (for tests and diagnostics).</summary>
+    public long Tokens => _tokens;
+
+    public long BurstBytes => _capacity;
+
+    /// <summary>
+    /// Earliest time a packet of <paramref name="bytes"/> may be sent: <paramref name="nowUs"/> when the bucket holds
+    /// enough tokens, otherwise when it will have refilled enough at the current rate.
+    /// </summary>
+    public long GetNextSendTimeUs(int bytes, long nowUs, long congestionWindow, long smoothedRttUs, bool inSlowStart)
+    {
+        long tokens = TokensAt(nowUs, congestionWindow, smoothedRttUs, inSlowStart);
+        long needed = Math.Min(bytes, _capacity);
+        if (tokens >= needed)
+        {
+            return nowUs;
+        }
+
+        // time = missing * srtt * den / (cwnd * num), rounded up.
+        GetRate(inSlowStart, out long num, out long den);
+        Int128 numerator = (Int128)(needed - tokens) * Math.Max(smoothedRttUs, 1) * den;
+        Int128 denominator = (Int128)Math.Max(congestionWindow, 1) * num;
+        Int128 waitUs = (numerator + denominator - 1) / denominator;
+        return waitUs > long.MaxValue - nowUs ? long.MaxValue : nowUs + (long)waitUs;
+    }
+
+    /// <summary>Spends tokens for a sent packet (probes included: pacing applies to everything sent).</summary>
+    public void OnPacketSent(int bytes, long nowUs, long congestionWindow, long smoothedRttUs, bool inSlowStart)
+    {
+        _tokens = TokensAt(nowUs, congestionWindow, smoothedRttUs, inSlowStart) - bytes;
+        if (_tokens < 0)
+        {
+            _tokens = 0;
+        }
+
+        _lastUpdateUs = nowUs;
+    }
+
+    private long TokensAt(long nowUs, long congestionWindow, long smoothedRttUs, bool inSlowStart)
+    {
+        if (_lastUpdateUs == long.MinValue || nowUs <= _lastUpdateUs)
+        {
+            return _tokens;
+        }
+
+        GetRate(inSlowStart, out long num, out long den);
+        Int128 refill = (Int128)(nowUs - _lastUpdateUs) * Math.Max(congestionWindow, 1) * num
+            / ((Int128)Math.Max(smoothedRttUs, 1) * den);
+        Int128 total = refill + _tokens;
+        return total >= _capacity ? _capacity : (long)total;
+    }
+
+    private static void GetRate(bool inSlowStart, out long numerator, out long denominator)
+    {
+        if (inSlowStart)
+        {
+            numerator = 2;
+            denominator = 1;
+        }
+        else
+        {
+            numerator = 5;
+            denominator = 4;
+        }
+    }
+}

@@ -1,0 +1,16 @@
+namespace System.Net.Quic.Managed.Recovery;
+
+/// <summary>
+/// What loss recovery remembers about one sent packet. RFC 9002 Appendix A.1.1.
+/// <typeparamref name="TMeta"/> is the connection core's record of the frames the packet carried.
+/// </summary>
+internal struct SentPacket<TMeta> where TMeta : struct
+{
+    public long PacketNumber;
+    public long TimeSentUs;
+    public int Size;
+    public bool AckEliciting;
+    public bool InFlight;
+    public SentPacketState State;
+    public TMeta Meta;
+}

@@ -1,0 +1,248 @@
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Streams;
+
+/// <summary>
+/// The receiving part of a stream: its <see cref="ReceiveBuffer"/>, stream-level window, the shared connection-level
+/// window, and the state machine of RFC 9000 §3.2. Every peer-caused problem comes back as a
+/// <see cref="TransportErrorCode"/> plus reason; on error nothing changes.
+/// </summary>
+internal sealed class ReceiveStream
+{
+    private readonly ReceiveBuffer _buffer;
+    private readonly ReceiveFlowWindow _window;
+    private readonly ReceiveFlowWindow _connectionWindow;
+    private bool _stopSendingPending;
+    private bool _stopSendingRequested;
+    private bool _maxStreamDataForced;
+
+    public ReceiveStream(long streamId, long initialWindow, long maxWindow, ReceiveFlowWindow connectionWindow,
+        int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxFragments = 4096)
+    {
+        StreamId = streamId;
+        _window = new ReceiveFlowWindow(initialWindow, maxWindow);
+        _connectionWindow = connectionWindow ?? throw new ArgumentNullException(nameof(connectionWindow));
+        _buffer = new ReceiveBuffer(initialWindow, chunkSize, maxFragments);
+    }
+
+    public long StreamId { get; }
+
+    public ReceiveStreamState State { get; private set; }
+
+    public ReceiveBuffer Buffer => _buffer;
+
+    public ReceiveFlowWindow Window => _window;
+
+    /// <summary>Application error code from the peer's RESET_STREAM (valid in ResetRecvd / ResetRead).</summary>
+    public ulong ResetErrorCode { get; private set; }
+
+    /// <summary>Application error code of our STOP_SENDING.</summary>
+    public ulong StopSendingErrorCode { get; private set; }
+
+    /// <summary>Data Read or Reset Read: the application has seen the end. RFC 9000 §3.2.</summary>
+    public bool IsTerminal => State is ReceiveStreamState.DataRead or ReceiveStreamState.ResetRead;
+
+    /// <summary>Whether <see cref="Read"/> has something to report (bytes, FIN or reset).</summary>
+    public bool IsReadable => _buffer.ReadableBytes > 0 || State is ReceiveStreamState.DataRecvd or ReceiveStreamState.ResetRecvd;
+
+    /// <summary>
+    /// A STREAM frame (RFC 9000 §19.8). Checks final size (§4.5) and both flow-control limits (§4.1) before storing.
+    /// Recv → Size Known on FIN; → Data Recvd once everything up to the final size arrived. In reset states data is
+    /// still checked against the final size, then dropped.
+    /// </summary>
+    public TransportErrorCode OnStreamFrame(long offset, ReadOnlySpan<byte> data, bool fin, out string? reason)
+    {
+        TransportErrorCode error = _buffer.Check(offset, data.Length, fin, out reason);
+        if (error != TransportErrorCode.NoError)
+        {
+            return error;
+        }
+
+        long end = offset + data.Length;
+        long delta = Math.Max(0, end - _window.Received);
+        if (!_connectionWindow.CanReceive(_connectionWindow.Received + delta))
+        {
+            reason = "connection data beyond MAX_DATA";
+            return TransportErrorCode.FlowControlError;
+        }
+
+        long consumedBefore = _buffer.ReadOffset;
+        error = _buffer.Insert(offset, data, fin, out reason);
+        if (error != TransportErrorCode.NoError)
+        {
+            return error;
+        }
+
+        _window.OnReceived(end);
+        _connectionWindow.OnReceivedDelta(delta);
+        ReleaseConsumed(consumedBefore);
+
+        if (State == ReceiveStreamState.Recv && _buffer.IsFinalSizeKnown)
+        {
+            State = ReceiveStreamState.SizeKnown;
+        }
+
+        if (State == ReceiveStreamState.SizeKnown && _buffer.IsAllDataReceived)
+        {
+            State = ReceiveStreamState.DataRecvd;
+        }
+
+        return TransportErrorCode.NoError;
+    }
+
+    /// <summary>
+    /// RESET_STREAM (RFC 9000 §19.4). The final size must agree with what is known (§4.5) and respect flow control;
+    /// the connection window is charged up to the final size and all unread bytes are released. Recv / Size Known →
+    /// Reset Recvd. In Data Recvd all data is already here and is still delivered; later states ignore it.
+    /// </summary>
+    public TransportErrorCode OnResetStream(ulong applicationErrorCode, long finalSize, out string? reason)
+    {
+        TransportErrorCode error = _buffer.Check(finalSize, 0, fin: true, out reason);
+        if (error != TransportErrorCode.NoError)
+        {
+            return error;
+        }
+
+        long delta = Math.Max(0, finalSize - _window.Received);
+        if (!_connectionWindow.CanReceive(_connectionWindow.Received + delta))
+        {
+            reason = "reset final size beyond MAX_DATA";
+            return TransportErrorCode.FlowControlError;
+        }
+
+        if (State is not (ReceiveStreamState.Recv or ReceiveStreamState.SizeKnown))
+        {
+            return TransportErrorCode.NoError;
+        }
+
+        long consumedBefore = _buffer.ReadOffset;
+        _window.OnReceived(finalSize);
+        _connectionWindow.OnReceivedDelta(delta);
+        _buffer.ResetTo(finalSize);
+        ReleaseConsumed(consumedBefore);
+        ResetErrorCode = applicationErrorCode;
+        _stopSendingPending = false;
+        State = ReceiveStreamState.ResetRecvd;
+        return TransportErrorCode.NoError;
+    }
+
+    /// <summary>
+    /// Application read of contiguous data. <paramref name="fin"/> is set once everything up to the final size was
+    /// read (Data Recvd → Data Read). After a reset it returns 0, sets <paramref name="reset"/> and moves Reset Recvd →
+    /// Reset Read (the application has been told). RFC 9000 §3.2.
+    /// </summary>
+    public int Read(Span<byte> destination, out bool fin, out bool reset)
+    {
+        reset = State is ReceiveStreamState.ResetRecvd or ReceiveStreamState.ResetRead;
+        fin = false;
+        if (reset)
+        {
+            State = ReceiveStreamState.ResetRead;
+            return 0;
+        }
+
+        long before = _buffer.ReadOffset;
+        int n = _buffer.Read(destination);
+        ReleaseConsumed(before);
+        if (_buffer.IsFinished && !_buffer.IsDiscarding)
+        {
+            fin = true;
+            if (State == ReceiveStreamState.DataRecvd)
+            {
+                State = ReceiveStreamState.DataRead;
+            }
+        }
+
+        return n;
+    }
+
+    /// <summary>
+    /// Application abandons reading (RFC 9000 §3.5): buffered and future data are discarded (their credit released)
+    /// and STOP_SENDING is queued while the peer may still be sending (Recv / Size Known).
+    /// </summary>
+    public void StopSending(ulong applicationErrorCode)
+    {
+        if (_stopSendingRequested || IsTerminal || State == ReceiveStreamState.ResetRecvd)
+        {
+            return;
+        }
+
+        _stopSendingRequested = true;
+        StopSendingErrorCode = applicationErrorCode;
+        _stopSendingPending = State is ReceiveStreamState.Recv or ReceiveStreamState.SizeKnown;
+        long before = _buffer.ReadOffset;
+        _buffer.Discard();
+        ReleaseConsumed(before);
+    }
+
+    /// <summary>Whether the stream was abandoned by <see cref="StopSending"/>.</summary>
+    public bool IsStopSendingRequested => _stopSendingRequested;
+
+    public bool NeedsStopSendingFrame => _stopSendingPending && State is ReceiveStreamState.Recv or ReceiveStreamState.SizeKnown;
+
+    public void OnStopSendingFrameSent() => _stopSendingPending = false;
+
+    public void OnStopSendingFrameLost()
+    {
+        if (_stopSendingRequested && State is ReceiveStreamState.Recv or ReceiveStreamState.SizeKnown)
+        {
+            _stopSendingPending = true;
+        }
+    }
+
+    /// <summary>
+    /// MAX_STREAM_DATA due: only while the final size is unknown (RFC 9000 §3.2: no credit needed in Size Known), and
+    /// either half the window was consumed or a lost update must be repeated.
+    /// </summary>
+    public bool NeedsMaxStreamData
+        => State == ReceiveStreamState.Recv && !_stopSendingRequested && (_window.ShouldSendUpdate || _maxStreamDataForced);
+
+    /// <summary>
+    /// Computes the new limit to advertise (auto-tuning the window, and growing the connection window to 1.5 times a
+    /// grown stream window like quic-go) and lets the buffer accept data up to it.
+    /// </summary>
+    public long CommitMaxStreamData(long nowUs, long smoothedRttUs)
+    {
+        _maxStreamDataForced = false;
+        long windowBefore = _window.Window;
+        long max = _window.CommitUpdate(nowUs, smoothedRttUs);
+        if (_window.Window > windowBefore)
+        {
+            _connectionWindow.EnsureMinimumWindow(_window.Window + _window.Window / 2);
+        }
+
+        _buffer.RaiseLimit(max);
+        return max;
+    }
+
+    /// <summary>A MAX_STREAM_DATA frame was lost: repeat the current limit if it still matters.</summary>
+    public void OnMaxStreamDataLost(long limit)
+    {
+        if (limit == _window.MaxData && State == ReceiveStreamState.Recv)
+        {
+            _maxStreamDataForced = true;
+        }
+    }
+
+    /// <summary>Peer's STREAM_DATA_BLOCKED: a hint only; repeat our current limit in case the update was lost.</summary>
+    public void OnStreamDataBlocked(long limit)
+    {
+        if (limit >= _window.MaxData && State == ReceiveStreamState.Recv)
+        {
+            _maxStreamDataForced = true;
+        }
+    }
+
+    /// <summary>Anything for this stream's receiving part to put in a packet (MAX_STREAM_DATA, STOP_SENDING).</summary>
+    public bool WantsToSend => NeedsMaxStreamData || NeedsStopSendingFrame;
+
+    private void ReleaseConsumed(long readOffsetBefore)
+    {
+        long released = _buffer.ReadOffset - readOffsetBefore;
+        if (released > 0)
+        {
+            _window.OnConsumed(released);
+            _connectionWindow.OnConsumed(released);
+        }
+    }
+}

@@ -1,0 +1,170 @@
+using System.Buffers;
+
+namespace System.Net.Quic.Managed.Streams;
+
+/// <summary>
+/// Bytes of one stream addressed by absolute stream offset, stored in fixed-size chunks rented from
+/// <see cref="ArrayPool{T}.Shared"/>. A chunk is rented when first written and returned once everything before its end
+/// is released, so memory tracks the live window of the stream, not its history. The slot ring grows (doubling) only
+/// when the live window spans more chunks than ever before.
+/// </summary>
+internal sealed class StreamChunkBuffer
+{
+    public const int DefaultChunkSize = 4096;
+
+    private readonly int _chunkSize;
+    private byte[]?[] _ring;
+    private int _head;
+    private long _baseChunk;
+    private int _allocatedChunks;
+
+    public StreamChunkBuffer(int chunkSize = DefaultChunkSize)
+    {
+        if (chunkSize < 16)
+        {
+            throw new ArgumentOutOfRangeException(nameof(chunkSize));
+        }
+
+        _chunkSize = chunkSize;
+        _ring = new byte[]?[4];
+    }
+
+    public int ChunkSize => _chunkSize;
+
+    /// <summary>Bytes currently rented (chunks held times the chunk size).</summary>
+    public long AllocatedBytes => (long)_allocatedChunks * _chunkSize;
+
+    /// <summary>Offset below which everything has been released.</summary>
+    public long ReleasedOffset => _baseChunk * _chunkSize;
+
+    /// <summary>Stores <paramref name="data"/> at <paramref name="offset"/>, renting chunks as needed.</summary>
+    public void Write(long offset, ReadOnlySpan<byte> data)
+    {
+        if (offset < _baseChunk * _chunkSize)
+        {
+            throw new ArgumentOutOfRangeException(nameof(offset), "offset already released");
+        }
+
+        while (!data.IsEmpty)
+        {
+            long chunk = offset / _chunkSize;
+            int within = (int)(offset - chunk * _chunkSize);
+            int n = Math.Min(data.Length, _chunkSize - within);
+            byte[] array = GetOrRent(chunk);
+            data.Slice(0, n).CopyTo(array.AsSpan(within, n));
+            data = data.Slice(n);
+            offset += n;
+        }
+    }
+
+    /// <summary>Copies bytes starting at <paramref name="offset"/> into <paramref name="destination"/>; they must have been written.</summary>
+    public void CopyTo(long offset, Span<byte> destination)
+    {
+        while (!destination.IsEmpty)
+        {
+            ReadOnlySpan<byte> span = GetSpan(offset, destination.Length);
+            span.CopyTo(destination);
+            destination = destination.Slice(span.Length);
+            offset += span.Length;
+        }
+    }
+
+    /// <summary>The longest contiguous run (at most <paramref name="maxLength"/>, within one chunk) stored at <paramref name="offset"/>.</summary>
+    public ReadOnlySpan<byte> GetSpan(long offset, int maxLength)
+    {
+        long chunk = offset / _chunkSize;
+        long slot = chunk - _baseChunk;
+        if (offset < 0 || slot < 0 || slot >= _ring.Length)
+        {
+            throw new InvalidOperationException("offset not stored");
+        }
+
+        byte[]? array = _ring[(int)((_head + slot) % _ring.Length)];
+        if (array is null)
+        {
+            throw new InvalidOperationException("offset not stored");
+        }
+
+        int within = (int)(offset - chunk * _chunkSize);
+        return array.AsSpan(within, Math.Min(maxLength, _chunkSize - within));
+    }
+
+    /// <summary>Returns to the pool every chunk lying entirely below <paramref name="offset"/>.</summary>
+    public void ReleaseBefore(long offset)
+    {
+        long targetBase = offset / _chunkSize;
+        while (_baseChunk < targetBase)
+        {
+            ref byte[]? slot = ref _ring[_head];
+            if (slot is not null)
+            {
+                ArrayPool<byte>.Shared.Return(slot);
+                slot = null;
+                _allocatedChunks--;
+            }
+
+            _head = (_head + 1) % _ring.Length;
+            _baseChunk++;
+            if (_allocatedChunks == 0)
+            {
+                // Nothing held: jump straight to the target instead of walking empty slots.
+                _baseChunk = targetBase;
+                _head = 0;
+                break;
+            }
+        }
+    }
+
+    /// <summary>Returns every chunk to the pool (stream reset or closed); the buffer stays usable above <paramref name="offset"/>.</summary>
+    public void ReleaseAll(long offset)
+    {
+        for (int i = 0; i < _ring.Length; i++)
+        {
+            if (_ring[i] is byte[] array)
+            {
+                ArrayPool<byte>.Shared.Return(array);
+                _ring[i] = null;
+            }
+        }
+
+        _allocatedChunks = 0;
+        _head = 0;
+        _baseChunk = Math.Max(_baseChunk, offset / _chunkSize);
+    }
+
+    private byte[] GetOrRent(long chunk)
+    {
+        long slot = chunk - _baseChunk;
+        if (slot >= _ring.Length)
+        {
+            Grow(slot + 1);
+        }
+
+        ref byte[]? entry = ref _ring[(int)((_head + slot) % _ring.Length)];
+        if (entry is null)
+        {
+            entry = ArrayPool<byte>.Shared.Rent(_chunkSize);
+            _allocatedChunks++;
+        }
+
+        return entry;
+    }
+
+    private void Grow(long needed)
+    {
+        if (needed > int.MaxValue / 2)
+        {
+            throw new InvalidOperationException("stream window too large");
+        }
+
+        int size = Math.Max((int)needed, _ring.Length * 2);
+        var ring = new byte[]?[size];
+        for (int i = 0; i < _ring.Length; i++)
+        {
+            ring[i] = _ring[(_head + i) % _ring.Length];
+        }
+
+        _ring = ring;
+        _head = 0;
+    }
+}
