@@ -2,7 +2,8 @@ namespace System.Net.Quic.Managed.Recovery;
 
 /// <summary>
 /// Receives packets as they are acknowledged or declared lost. Implement it on a struct and pass it by ref
-/// so the generic call is specialized and nothing is boxed.
+/// so the generic call is specialized and nothing is boxed. Callbacks run while the tracker is iterating: they must
+/// not call back into the tracker or <see cref="RecoveryController{TMeta}"/> (record what to do, act afterwards).
 /// </summary>
 internal interface ISentPacketSink<TMeta> where TMeta : struct
 {

@@ -71,8 +71,7 @@ internal sealed class ReceivedPacketTracker
             return false;
         }
 
-        long previousLargest = LargestReceived;
-        Insert(packetNumber);
+        int rangeIndex = Insert(packetNumber);
         if (packetNumber > LargestReceived)
         {
             LargestReceived = packetNumber;
@@ -96,9 +95,11 @@ internal sealed class ReceivedPacketTracker
         AckElicitingSinceLastAck++;
         bool immediate = _alwaysAckImmediately
             || AckElicitingSinceLastAck >= AckElicitingThreshold
-            // §13.2.1: out of order (below a previously received ack-eliciting packet) or after a gap.
+            // §13.2.1: below a previously received ack-eliciting packet, or above the largest one with packets missing
+            // in between.
             || packetNumber < LargestAckElicitingReceived
-            || (previousLargest >= 0 && packetNumber > previousLargest + 1)
+            || (LargestAckElicitingReceived >= 0 && packetNumber > LargestAckElicitingReceived && rangeIndex >= 0
+                && MissingBelow(rangeIndex, LargestAckElicitingReceived))
             // §13.2.1: CE-marked packets are acknowledged immediately to shorten the congestion response.
             || ecn == EcnCodepoint.Ce;
 
@@ -177,6 +178,14 @@ internal sealed class ReceivedPacketTracker
         OnAckSent();
     }
 
+    // Packets are missing between the range at rangeIndex and `below` (a received packet number): the range does not
+    // reach down to it. A range cut at the pruning floor may hide whether packets were missing; assume not.
+    private bool MissingBelow(int rangeIndex, long below)
+    {
+        long smallest = _ranges[rangeIndex].Smallest;
+        return smallest > below && smallest > _ignoreBelow;
+    }
+
     private bool Contains(long pn)
     {
         for (int i = 0; i < _rangeCount; i++)
@@ -196,7 +205,8 @@ internal sealed class ReceivedPacketTracker
         return false;
     }
 
-    private void Insert(long pn)
+    // Returns the index of the range now holding pn, or -1 when pn was too old to keep.
+    private int Insert(long pn)
     {
         // Find the first range (descending) whose Smallest is <= pn + 1: pn merges into it or goes just before it.
         int i = 0;
@@ -220,7 +230,7 @@ internal sealed class ReceivedPacketTracker
                 _rangeCount--;
             }
 
-            return;
+            return i;
         }
 
         // New range at position i.
@@ -230,7 +240,7 @@ internal sealed class ReceivedPacketTracker
             {
                 // Older than every kept range: forget it (the range bound wins) and treat it as old.
                 _ignoreBelow = Math.Max(_ignoreBelow, pn + 1);
-                return;
+                return -1;
             }
 
             // Drop the oldest range; packets at or below it count as duplicates from now on.
@@ -241,5 +251,6 @@ internal sealed class ReceivedPacketTracker
         Array.Copy(_ranges, i, _ranges, i + 1, _rangeCount - i);
         _ranges[i] = new AckRange(pn, pn);
         _rangeCount++;
+        return i;
     }
 }

@@ -59,6 +59,11 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
     /// <summary>(smoothed_rtt + max(4*rttvar, kGranularity) + max_ack_delay) * kPersistentCongestionThreshold. RFC 9002 §7.6.1.</summary>
     public long PersistentCongestionDurationUs => (Rtt.PtoBaseUs + PeerMaxAckDelayUs) * RecoveryConstants.PersistentCongestionThreshold;
 
+    /// <summary>The current PTO period without backoff: smoothed_rtt + max(4*rttvar, kGranularity), plus max_ack_delay
+    /// once the handshake is confirmed. For the closing and draining periods (3 * PTO, RFC 9000 §10.2) and idle
+    /// timeout floor (RFC 9000 §10.1).</summary>
+    public long PtoDurationUs => Rtt.PtoBaseUs + (HandshakeConfirmed ? PeerMaxAckDelayUs : 0);
+
     public SentPacketTracker<TMeta> GetTracker(PacketNumberSpace space) => _spaces[(int)space];
 
     public bool IsDiscarded(PacketNumberSpace space) => _discarded[(int)space];
@@ -288,6 +293,21 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
         SetLossDetectionTimer(nowUs);
     }
 
+    /// <summary>
+    /// Removes selected outstanding packets from flight without a congestion reaction and reports them to the sink as
+    /// lost (their frames are to be resent). Used when 0-RTT is rejected (RFC 9001 §4.6.2). Returns the count removed
+    /// in bytes.
+    /// </summary>
+    public long RemoveFromFlight<TFilter, TSink>(PacketNumberSpace space, ref TFilter filter, ref TSink sink, long nowUs)
+        where TFilter : ISentPacketFilter<TMeta>, allows ref struct
+        where TSink : ISentPacketSink<TMeta>, allows ref struct
+    {
+        long bytes = _spaces[(int)space].RemoveWhere(ref filter, ref sink);
+        CongestionController.OnPacketsDiscarded(bytes);
+        SetLossDetectionTimer(nowUs);
+        return bytes;
+    }
+
     /// <summary>RFC 9002 A.6 SetLossDetectionTimer; public so the owner can re-evaluate after external changes.</summary>
     public void SetLossDetectionTimer(long nowUs)
     {
@@ -328,6 +348,7 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
 
         if (loss.PersistentCongestion)
         {
+            Rtt.OnPersistentCongestion();
             CongestionController.OnPersistentCongestion(nowUs);
         }
     }

@@ -54,6 +54,16 @@ internal sealed class RttEstimator
         FirstSampleTimeUs = 0;
     }
 
+    /// <summary>RFC 9002 §5.2: after persistent congestion min_rtt restarts from the newest sample, so a path whose RTT
+    /// grew does not keep declaring persistent congestion.</summary>
+    public void OnPersistentCongestion()
+    {
+        if (HasSample)
+        {
+            MinRttUs = LatestRttUs;
+        }
+    }
+
     /// <summary>
     /// Takes one RTT sample. RFC 9002 §5.1-§5.3.
     /// </summary>

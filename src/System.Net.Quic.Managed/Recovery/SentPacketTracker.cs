@@ -318,6 +318,45 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
         return bytes;
     }
 
+    /// <summary>
+    /// Removes the outstanding packets selected by <paramref name="filter"/> without a congestion signal, reporting them
+    /// to <paramref name="sink"/> as lost so their frames can be resent; returns the in-flight bytes removed. For
+    /// rejected 0-RTT: RFC 9001 §4.6.2 (the data is resent in 1-RTT packets; the loss says nothing about the path).
+    /// </summary>
+    public long RemoveWhere<TFilter, TSink>(ref TFilter filter, ref TSink sink)
+        where TFilter : ISentPacketFilter<TMeta>, allows ref struct
+        where TSink : ISentPacketSink<TMeta>, allows ref struct
+    {
+        long bytes = 0;
+        for (int i = 0; i < _count; i++)
+        {
+            ref SentPacket<TMeta> slot = ref _ring[(_head + i) & _mask];
+            if (slot.State != SentPacketState.Outstanding || !filter.Matches(in slot))
+            {
+                continue;
+            }
+
+            // Lost, not Acked: a removed packet must not break a persistent-congestion run as an acknowledgment would.
+            slot.State = SentPacketState.Lost;
+            RemoveOutstanding(in slot);
+            if (slot.InFlight)
+            {
+                bytes += slot.Size;
+            }
+
+            sink.OnPacketLost(Space, in slot);
+        }
+
+        // A stale loss time is harmless (the next detection pass recomputes it); none is needed with nothing left.
+        if (OutstandingCount == 0)
+        {
+            LossTimeUs = RecoveryConstants.NoTime;
+        }
+
+        PopResolved();
+        return bytes;
+    }
+
     /// <summary>Walks outstanding packets from the oldest.</summary>
     public void VisitOutstanding<TVisitor>(ref TVisitor visitor)
         where TVisitor : ISentPacketVisitor<TMeta>, allows ref struct

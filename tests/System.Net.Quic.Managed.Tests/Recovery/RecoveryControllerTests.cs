@@ -241,4 +241,40 @@ public class RecoveryControllerTests
         Assert.Equal(2 * Mds + Mds, c.CongestionController.CongestionWindow);
         Assert.Equal(long.MinValue, c.CongestionController.RecoveryStartTimeUs);
     }
+
+    private struct ZeroRttFilter : ISentPacketFilter<int>
+    {
+        public bool Matches(in SentPacket<int> packet) => packet.Meta == 1;
+    }
+
+    [Fact]
+    public void RemoveFromFlight_RejectedZeroRtt_NoCongestionSignal()
+    {
+        var c = Create(isServer: false);
+        for (int pn = 0; pn < 4; pn++)
+        {
+            c.OnPacketSent(PacketNumberSpace.ApplicationData, pn, 0, Mds, true, true, pn < 3 ? 1 : 0);
+        }
+
+        var filter = new ZeroRttFilter();
+        var sink = RecordingSink.Create();
+        Assert.Equal(3 * Mds, c.RemoveFromFlight(PacketNumberSpace.ApplicationData, ref filter, ref sink, 10));
+        Assert.Equal(new long[] { 0, 1, 2 }, sink.Lost);
+        Assert.Equal(Mds, c.CongestionController.BytesInFlight);
+        Assert.Equal(12_000, c.CongestionController.CongestionWindow);
+        Assert.Equal(1, c.GetTracker(PacketNumberSpace.ApplicationData).OutstandingCount);
+        // A later ACK of a removed packet is not a new acknowledgment.
+        c.OnHandshakeConfirmed(10);
+        AckProcessingResult r = Ack(c, PacketNumberSpace.ApplicationData, 0, 3, 100_000);
+        Assert.Equal(1, r.NewlyAckedCount);
+    }
+
+    [Fact]
+    public void PtoDuration_AddsMaxAckDelayOnceConfirmed()
+    {
+        var c = Create(isServer: true);
+        Assert.Equal(Pto0, c.PtoDurationUs);
+        c.OnHandshakeConfirmed(0);
+        Assert.Equal(Pto0 + 25_000, c.PtoDurationUs);
+    }
 }

@@ -102,4 +102,15 @@ public class RttEstimatorTests
         Assert.False(rtt.HasSample);
         Assert.Equal(333_000, rtt.SmoothedRttUs);
     }
+
+    [Fact]
+    public void PersistentCongestion_RestartsMinRttFromLatestSample()
+    {
+        var rtt = new RttEstimator();
+        rtt.OnSample(50_000, 0, true, 0, 0);
+        rtt.OnSample(200_000, 0, true, 0, 1);
+        Assert.Equal(50_000, rtt.MinRttUs);
+        rtt.OnPersistentCongestion();
+        Assert.Equal(200_000, rtt.MinRttUs);
+    }
 }

@@ -1,0 +1,74 @@
+using System.Net.Quic.Managed.Recovery;
+
+namespace System.Net.Quic.Managed.Tests.Recovery;
+
+public class PacerTests
+{
+    private const long Cwnd = 12_000;
+    private const long Srtt = 100_000;
+
+    [Fact]
+    public void Burst_OfTenPackets_ThenPaced()
+    {
+        var p = new Pacer(1200, burstPackets: 10);
+        for (int i = 0; i < 10; i++)
+        {
+            Assert.Equal(0, p.GetNextSendTimeUs(1200, 0, Cwnd, Srtt, false));
+            p.OnPacketSent(1200, 0, Cwnd, Srtt, false);
+        }
+
+        // Rate 1.25 * 12000 B / 100 ms = 0.15 B/us: 1200 B takes 8 ms.
+        Assert.Equal(8_000, p.GetNextSendTimeUs(1200, 0, Cwnd, Srtt, false));
+        // Slow start paces at 2 * cwnd / srtt: 5 ms.
+        Assert.Equal(5_000, p.GetNextSendTimeUs(1200, 0, Cwnd, Srtt, true));
+        Assert.Equal(8_000, p.GetNextSendTimeUs(1200, 4_000, Cwnd, Srtt, false)); // half refilled by 4 ms
+        // Slow start: 4 ms * 0.24 B/us = 960 B, the missing 240 B take 1 ms more.
+        Assert.Equal(5_000, p.GetNextSendTimeUs(1200, 4_000, Cwnd, Srtt, true));
+    }
+
+    [Fact]
+    public void Refill_IsCappedAtBurst()
+    {
+        var p = new Pacer(1200, 10);
+        p.OnPacketSent(12_000, 0, Cwnd, Srtt, false);
+        Assert.Equal(0, p.Tokens);
+        Assert.Equal(1_000_000, p.GetNextSendTimeUs(1200, 1_000_000, Cwnd, Srtt, false));
+        p.OnPacketSent(0, 10_000_000, Cwnd, Srtt, false);
+        Assert.Equal(12_000, p.Tokens);
+    }
+
+    [Fact]
+    public void SustainedRate_MatchesOnePointTwoFiveCwndPerRtt()
+    {
+        var p = new Pacer(1200, 10);
+        long now = 0;
+        long sent = 0;
+        while (true)
+        {
+            long next = p.GetNextSendTimeUs(1200, now, Cwnd, Srtt, false);
+            if (next > 1_000_000)
+            {
+                break;
+            }
+
+            now = next;
+            p.OnPacketSent(1200, now, Cwnd, Srtt, false);
+            sent += 1200;
+        }
+
+        // 1 s = 10 RTTs: 1.25 * 12000 * 10 = 150000 B plus the 12000 B initial burst, within one packet.
+        Assert.InRange(sent, 162_000 - 1200, 162_000 + 1200);
+    }
+
+    [Fact]
+    public void HugeValues_DoNotOverflow()
+    {
+        var fast = new Pacer(1200, 10);
+        fast.OnPacketSent(12_000, 0, long.MaxValue / 4, 1, false);
+        Assert.Equal(long.MaxValue / 2, fast.GetNextSendTimeUs(1200, long.MaxValue / 2, long.MaxValue / 4, 1, false));
+
+        var slow = new Pacer(1200, 10);
+        slow.OnPacketSent(12_000, 0, 1, long.MaxValue / 4, false);
+        Assert.Equal(long.MaxValue, slow.GetNextSendTimeUs(1200, 1, 1, long.MaxValue / 4, false));
+    }
+}
