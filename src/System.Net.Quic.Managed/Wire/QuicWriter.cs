@@ -101,7 +101,7 @@ internal ref struct QuicWriter
         return false;
     }
 
-    public bool TryWriteBytes(ReadOnlySpan<byte> value)
+    public bool TryWriteBytes(scoped ReadOnlySpan<byte> value)
     {
         if (value.Length <= Remaining)
         {
@@ -114,7 +114,7 @@ internal ref struct QuicWriter
     }
 
     /// <summary>Writes a varint length followed by the bytes.</summary>
-    public bool TryWriteLengthPrefixed(ReadOnlySpan<byte> value)
+    public bool TryWriteLengthPrefixed(scoped ReadOnlySpan<byte> value)
     {
         int needed = VariableLengthInteger.GetEncodedLength((ulong)value.Length) + value.Length;
         if (needed > Remaining)
