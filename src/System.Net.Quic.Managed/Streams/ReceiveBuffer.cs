@@ -230,7 +230,16 @@ internal sealed class ReceiveBuffer
         _chunks.CopyTo(_readOffset, destination.Slice(0, n));
         _readOffset += n;
         _received.RemoveBelow(_readOffset);
-        _chunks.ReleaseBefore(_readOffset);
+        if (_received.IsEmpty)
+        {
+            // Nothing held ahead: return the partly-read chunk too, so an idle or finished stream holds no memory.
+            _chunks.ReleaseAll(_readOffset);
+        }
+        else
+        {
+            _chunks.ReleaseBefore(_readOffset);
+        }
+
         return n;
     }
 

@@ -13,6 +13,7 @@ internal sealed class ReceiveFlowWindow
 {
     private long _epochStartUs = -1;
     private long _epochStartConsumed;
+    private bool _updateForced;
 
     public ReceiveFlowWindow(long initialWindow, long maxWindow)
     {
@@ -80,6 +81,30 @@ internal sealed class ReceiveFlowWindow
     /// </summary>
     public bool ShouldSendUpdate => MaxData - Consumed < Window - Window / 2 && MaxData < Consumed + Window;
 
+    /// <summary>An update is due: <see cref="ShouldSendUpdate"/>, or a lost or solicited one must be repeated.</summary>
+    public bool NeedsUpdate => _updateForced || ShouldSendUpdate;
+
+    /// <summary>A MAX_DATA / MAX_STREAM_DATA carrying <paramref name="maxData"/> was lost: repeat it if still the latest.</summary>
+    public void OnUpdateLost(long maxData)
+    {
+        if (maxData == MaxData)
+        {
+            _updateForced = true;
+        }
+    }
+
+    /// <summary>
+    /// The peer says it is blocked (DATA_BLOCKED / STREAM_DATA_BLOCKED) at <paramref name="limit"/>: if that is our
+    /// current limit, our update may have been lost, so advertise again (RFC 9000 §4.1).
+    /// </summary>
+    public void OnPeerBlocked(long limit)
+    {
+        if (limit >= MaxData)
+        {
+            _updateForced = true;
+        }
+    }
+
     /// <summary>
     /// Raises <see cref="MaxData"/> to <see cref="Consumed"/> + window, first auto-tuning the window, and returns the
     /// new limit to advertise. Auto-tuning (quic-go flowcontrol.maybeAdjustWindowSize): if the bytes consumed since
@@ -88,6 +113,7 @@ internal sealed class ReceiveFlowWindow
     /// </summary>
     public long CommitUpdate(long nowUs, long smoothedRttUs)
     {
+        _updateForced = false;
         long consumedInEpoch = Consumed - _epochStartConsumed;
         if (_epochStartUs >= 0 && smoothedRttUs > 0 && Window > 0 && consumedInEpoch > Window / 2)
         {

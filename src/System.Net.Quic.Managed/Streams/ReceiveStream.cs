@@ -14,7 +14,6 @@ internal sealed class ReceiveStream
     private readonly ReceiveFlowWindow _connectionWindow;
     private bool _stopSendingPending;
     private bool _stopSendingRequested;
-    private bool _maxStreamDataForced;
 
     public ReceiveStream(long streamId, long initialWindow, long maxWindow, ReceiveFlowWindow connectionWindow,
         int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxFragments = 4096)
@@ -87,6 +86,7 @@ internal sealed class ReceiveStream
             State = ReceiveStreamState.DataRecvd;
         }
 
+        CompleteIfAbandoned();
         return TransportErrorCode.NoError;
     }
 
@@ -123,6 +123,7 @@ internal sealed class ReceiveStream
         ResetErrorCode = applicationErrorCode;
         _stopSendingPending = false;
         State = ReceiveStreamState.ResetRecvd;
+        CompleteIfAbandoned();
         return TransportErrorCode.NoError;
     }
 
@@ -173,6 +174,7 @@ internal sealed class ReceiveStream
         long before = _buffer.ReadOffset;
         _buffer.Discard();
         ReleaseConsumed(before);
+        CompleteIfAbandoned();
     }
 
     /// <summary>Whether the stream was abandoned by <see cref="StopSending"/>.</summary>
@@ -195,7 +197,7 @@ internal sealed class ReceiveStream
     /// either half the window was consumed or a lost update must be repeated.
     /// </summary>
     public bool NeedsMaxStreamData
-        => State == ReceiveStreamState.Recv && !_stopSendingRequested && (_window.ShouldSendUpdate || _maxStreamDataForced);
+        => State == ReceiveStreamState.Recv && !_stopSendingRequested && _window.NeedsUpdate;
 
     /// <summary>
     /// Computes the new limit to advertise (auto-tuning the window, and growing the connection window to 1.5 times a
@@ -203,7 +205,6 @@ internal sealed class ReceiveStream
     /// </summary>
     public long CommitMaxStreamData(long nowUs, long smoothedRttUs)
     {
-        _maxStreamDataForced = false;
         long windowBefore = _window.Window;
         long max = _window.CommitUpdate(nowUs, smoothedRttUs);
         if (_window.Window > windowBefore)
@@ -218,23 +219,42 @@ internal sealed class ReceiveStream
     /// <summary>A MAX_STREAM_DATA frame was lost: repeat the current limit if it still matters.</summary>
     public void OnMaxStreamDataLost(long limit)
     {
-        if (limit == _window.MaxData && State == ReceiveStreamState.Recv)
+        if (State == ReceiveStreamState.Recv)
         {
-            _maxStreamDataForced = true;
+            _window.OnUpdateLost(limit);
         }
     }
 
     /// <summary>Peer's STREAM_DATA_BLOCKED: a hint only; repeat our current limit in case the update was lost.</summary>
     public void OnStreamDataBlocked(long limit)
     {
-        if (limit >= _window.MaxData && State == ReceiveStreamState.Recv)
+        if (State == ReceiveStreamState.Recv)
         {
-            _maxStreamDataForced = true;
+            _window.OnPeerBlocked(limit);
         }
     }
 
     /// <summary>Anything for this stream's receiving part to put in a packet (MAX_STREAM_DATA, STOP_SENDING).</summary>
     public bool WantsToSend => NeedsMaxStreamData || NeedsStopSendingFrame;
+
+    // After STOP_SENDING the application no longer reads, so the terminal states the application would reach by
+    // reading (Data Read, Reset Read; RFC 9000 §3.2) are entered as soon as the transport gets there.
+    private void CompleteIfAbandoned()
+    {
+        if (!_stopSendingRequested)
+        {
+            return;
+        }
+
+        if (State == ReceiveStreamState.DataRecvd)
+        {
+            State = ReceiveStreamState.DataRead;
+        }
+        else if (State == ReceiveStreamState.ResetRecvd)
+        {
+            State = ReceiveStreamState.ResetRead;
+        }
+    }
 
     private void ReleaseConsumed(long readOffsetBefore)
     {

@@ -253,13 +253,21 @@ internal sealed class SendBuffer
         {
             ok = _acked.Add(offset, end);
             _lost.Remove(offset, end);
-            if (_acked.StartAt(0) <= _ackedPrefix)
+            if (_acked.Count > 0 && _acked.StartAt(0) <= _ackedPrefix)
             {
                 _ackedPrefix = _acked.EndAt(0);
                 _acked.RemoveBelow(_ackedPrefix);
 
                 _lost.RemoveBelow(_ackedPrefix);
-                _chunks.ReleaseBefore(_ackedPrefix);
+                if (_ackedPrefix == _writeOffset)
+                {
+                    // Everything written is acknowledged: return the partly-used chunk too, so an idle stream holds no memory.
+                    _chunks.ReleaseAll(_writeOffset);
+                }
+                else
+                {
+                    _chunks.ReleaseBefore(_ackedPrefix);
+                }
             }
         }
 

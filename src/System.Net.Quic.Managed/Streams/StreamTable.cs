@@ -166,6 +166,7 @@ internal sealed class StreamTable
             return error;
         }
 
+        // Bounded by the stream limit we advertised (RFC 9000 §21.8 stream commitment): at most Concurrency streams.
         for (long i = 0; i < newCount; i++)
         {
             TransportStream created = Create(StreamId.Make(firstNew + i, !IsServer, uni));
@@ -287,8 +288,14 @@ internal sealed class StreamTable
     /// <summary>MAX_DATA frame. RFC 9000 §19.9. Returns true if credit grew.</summary>
     public bool OnMaxDataFrame(long maxData) => ConnectionSendCredit.OnMaxDataReceived(maxData);
 
-    /// <summary>MAX_DATA due (half the connection window consumed).</summary>
-    public bool NeedsMaxData => ConnectionReceiveWindow.ShouldSendUpdate;
+    /// <summary>MAX_DATA due (half the connection window consumed, or a lost / solicited update to repeat).</summary>
+    public bool NeedsMaxData => ConnectionReceiveWindow.NeedsUpdate;
+
+    /// <summary>A MAX_DATA frame carrying <paramref name="maxData"/> was lost.</summary>
+    public void OnMaxDataLost(long maxData) => ConnectionReceiveWindow.OnUpdateLost(maxData);
+
+    /// <summary>Peer's DATA_BLOCKED (RFC 9000 §19.12): repeat MAX_DATA if the peer is blocked at our current limit.</summary>
+    public void OnDataBlockedFrame(long limit) => ConnectionReceiveWindow.OnPeerBlocked(limit);
 
     /// <summary>New MAX_DATA value to send (auto-tunes the connection window).</summary>
     public long CommitMaxData(long nowUs, long smoothedRttUs) => ConnectionReceiveWindow.CommitUpdate(nowUs, smoothedRttUs);
@@ -303,6 +310,7 @@ internal sealed class StreamTable
 
         stream.InSendQueue = true;
         stream.NextInSendQueue = null;
+        SendableCount++;
         if (_sendTail is null)
         {
             _sendHead = stream;
@@ -332,6 +340,7 @@ internal sealed class StreamTable
 
             stream.NextInSendQueue = null;
             stream.InSendQueue = false;
+            SendableCount--;
             if (!stream.IsReleased)
             {
                 return true;
@@ -357,6 +366,12 @@ internal sealed class StreamTable
     }
 
     public bool HasSendableStreams => _sendHead is not null;
+
+    /// <summary>
+    /// Streams queued. A packet builder visits at most this many (snapshot before the loop): a stream that only waits
+    /// for connection credit stays queued and would otherwise be visited forever.
+    /// </summary>
+    public int SendableCount { get; private set; }
 
     /// <summary>
     /// Releases a closed stream (both parts terminal, RFC 9000 §3.3): removes it and, for a peer stream, returns its
