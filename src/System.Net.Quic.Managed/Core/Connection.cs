@@ -43,7 +43,7 @@ internal sealed partial class Connection : IDisposable
     private ConnectionId _peerInitialSourceId;
     private ConnectionId? _retrySourceId;
     private byte[] _retryToken = Array.Empty<byte>();
-    private bool _peerAddressKnown;
+    private bool _receivedServerPacket;
     private bool _handshakeCompleted;
     private bool _handshakeConfirmed;
     private bool _handshakeDonePending;
