@@ -24,6 +24,14 @@ internal readonly ref struct AckFrame
 
     public ulong FirstAckRange { get; }
 
+    /// <summary>The ACK Delay in microseconds for the peer's ack_delay_exponent, saturating rather than overflowing on
+    /// hostile values. RFC 9000 §19.3.</summary>
+    public ulong GetAckDelayUs(int ackDelayExponent) =>
+        AckDelay > (ulong.MaxValue >> ackDelayExponent) ? ulong.MaxValue : AckDelay << ackDelayExponent;
+
+    /// <summary>The ACK Delay field value for a delay in microseconds and our ack_delay_exponent. RFC 9000 §19.3.</summary>
+    public static ulong EncodeAckDelay(long delayUs, int ackDelayExponent) => delayUs <= 0 ? 0 : (ulong)delayUs >> ackDelayExponent;
+
     /// <summary>The ACK Range Count field: ranges after the first.</summary>
     public int AdditionalRangeCount { get; }
 
@@ -70,7 +78,7 @@ internal readonly ref struct AckFrame
 
     /// <summary>Reads an ACK frame body. Every range is checked: a range or gap reaching below packet number 0 is a
     /// FRAME_ENCODING_ERROR (RFC 9000 §19.3.1), as is any truncation.</summary>
-    public static TransportErrorCode TryRead(ref QuicReader reader, FrameType type, out AckFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, FrameType type, out AckFrame frame)
     {
         frame = default;
         if (!reader.TryReadVarInt(out ulong largest) || !reader.TryReadVarInt(out ulong ackDelay) ||

@@ -28,7 +28,7 @@ internal readonly ref struct ConnectionCloseFrame
 
     public static ConnectionCloseFrame Application(ulong errorCode, ReadOnlySpan<byte> reasonPhrase) => new(true, errorCode, 0, reasonPhrase);
 
-    public static TransportErrorCode TryRead(ref QuicReader reader, FrameType type, out ConnectionCloseFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, FrameType type, out ConnectionCloseFrame frame)
     {
         frame = default;
         bool application = type == FrameType.ConnectionCloseApplication;

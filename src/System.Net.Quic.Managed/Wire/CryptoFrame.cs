@@ -14,7 +14,7 @@ internal readonly ref struct CryptoFrame
     public ReadOnlySpan<byte> Data { get; }
 
     /// <summary>Reads a CRYPTO frame body. Offset + length above 2^62-1 is a FRAME_ENCODING_ERROR (RFC 9000 §19.6).</summary>
-    public static TransportErrorCode TryRead(ref QuicReader reader, out CryptoFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out CryptoFrame frame)
     {
         frame = default;
         if (!reader.TryReadVarInt(out ulong offset) || !reader.TryReadLengthPrefixed(out ReadOnlySpan<byte> data) ||

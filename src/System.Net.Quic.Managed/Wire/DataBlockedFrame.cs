@@ -3,7 +3,7 @@ namespace System.Net.Quic.Managed.Wire;
 /// <summary>DATA_BLOCKED: the connection-level limit at which the sender is blocked. RFC 9000 §19.12.</summary>
 internal readonly record struct DataBlockedFrame(ulong MaximumData)
 {
-    public static TransportErrorCode TryRead(ref QuicReader reader, out DataBlockedFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out DataBlockedFrame frame)
     {
         bool ok = reader.TryReadVarInt(out ulong value);
         frame = new DataBlockedFrame(value);

@@ -13,7 +13,7 @@ internal readonly ref struct DatagramFrame
 
     public bool HasLength { get; }
 
-    public static TransportErrorCode TryRead(ref QuicReader reader, FrameType type, out DatagramFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, FrameType type, out DatagramFrame frame)
     {
         frame = default;
         bool hasLength = type == FrameType.DatagramWithLength;

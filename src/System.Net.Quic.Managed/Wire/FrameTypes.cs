@@ -5,7 +5,7 @@ internal static class FrameTypes
 {
     /// <summary>Reads a Frame Type. RFC 9000 §12.4: a frame type is a varint that MUST use the shortest encoding; a
     /// longer one is answered with PROTOCOL_VIOLATION, which the RFC permits. Unknown types are FRAME_ENCODING_ERROR.</summary>
-    public static TransportErrorCode TryRead(ref QuicReader reader, out FrameType type)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out FrameType type)
     {
         if (!reader.TryReadVarInt(out ulong value, out int encodedLength))
         {

@@ -28,7 +28,9 @@ internal readonly ref struct LongHeader
     /// <summary>Retry only: the 16-byte Retry Integrity Tag.</summary>
     public ReadOnlySpan<byte> RetryIntegrityTag { get; init; }
 
-    /// <summary>Initial/0-RTT/Handshake: the Length field (packet number plus protected payload).</summary>
+    /// <summary>Initial/0-RTT/Handshake: the Length field (packet number plus protected payload). Only bounded by the
+    /// datagram here; whether it leaves room for the packet number, the header protection sample and the AEAD tag is
+    /// checked when the packet is unprotected (RFC 9001 §5.4.2).</summary>
     public int PayloadLength { get; init; }
 
     /// <summary>Initial/0-RTT/Handshake: offset of the Packet Number field from the start of <see cref="Packet"/>.</summary>

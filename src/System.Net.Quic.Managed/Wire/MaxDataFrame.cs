@@ -3,7 +3,7 @@ namespace System.Net.Quic.Managed.Wire;
 /// <summary>MAX_DATA. RFC 9000 §19.9.</summary>
 internal readonly record struct MaxDataFrame(ulong MaximumData)
 {
-    public static TransportErrorCode TryRead(ref QuicReader reader, out MaxDataFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out MaxDataFrame frame)
     {
         bool ok = reader.TryReadVarInt(out ulong value);
         frame = new MaxDataFrame(value);

@@ -3,7 +3,7 @@ namespace System.Net.Quic.Managed.Wire;
 /// <summary>MAX_STREAM_DATA. RFC 9000 §19.10.</summary>
 internal readonly record struct MaxStreamDataFrame(ulong StreamId, ulong MaximumStreamData)
 {
-    public static TransportErrorCode TryRead(ref QuicReader reader, out MaxStreamDataFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out MaxStreamDataFrame frame)
     {
         bool ok = reader.TryReadVarInt(out ulong streamId) & reader.TryReadVarInt(out ulong value);
         frame = new MaxStreamDataFrame(streamId, value);

@@ -7,7 +7,7 @@ internal readonly record struct MaxStreamsFrame(bool Bidirectional, ulong Maximu
     public const ulong MaxStreamCount = 1UL << 60;
 
     /// <summary>Reads the body; a count above 2^60 is a FRAME_ENCODING_ERROR (RFC 9000 §19.11).</summary>
-    public static TransportErrorCode TryRead(ref QuicReader reader, FrameType type, out MaxStreamsFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, FrameType type, out MaxStreamsFrame frame)
     {
         bool ok = reader.TryReadVarInt(out ulong value);
         frame = new MaxStreamsFrame(type == (FrameType)0x12, value);

@@ -22,7 +22,7 @@ internal readonly ref struct NewConnectionIdFrame
 
     /// <summary>Reads the body. A length outside 1..20 or Retire Prior To greater than the Sequence Number is a
     /// FRAME_ENCODING_ERROR (RFC 9000 §19.15).</summary>
-    public static TransportErrorCode TryRead(ref QuicReader reader, out NewConnectionIdFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out NewConnectionIdFrame frame)
     {
         frame = default;
         if (!reader.TryReadVarInt(out ulong sequence) || !reader.TryReadVarInt(out ulong retirePriorTo) ||

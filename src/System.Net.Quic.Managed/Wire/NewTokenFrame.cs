@@ -8,7 +8,7 @@ internal readonly ref struct NewTokenFrame
     public ReadOnlySpan<byte> Token { get; }
 
     /// <summary>Reads the body. An empty token is a FRAME_ENCODING_ERROR (RFC 9000 §19.7).</summary>
-    public static TransportErrorCode TryRead(ref QuicReader reader, out NewTokenFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out NewTokenFrame frame)
     {
         frame = default;
         if (!reader.TryReadLengthPrefixed(out ReadOnlySpan<byte> token) || token.IsEmpty)

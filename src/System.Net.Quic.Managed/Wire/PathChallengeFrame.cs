@@ -5,7 +5,7 @@ internal readonly record struct PathChallengeFrame(ulong Data)
 {
     public const int EncodedLength = 9;
 
-    public static TransportErrorCode TryRead(ref QuicReader reader, out PathChallengeFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out PathChallengeFrame frame)
     {
         bool ok = reader.TryReadUInt64(out ulong data);
         frame = new PathChallengeFrame(data);

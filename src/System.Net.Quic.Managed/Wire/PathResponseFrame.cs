@@ -5,7 +5,7 @@ internal readonly record struct PathResponseFrame(ulong Data)
 {
     public const int EncodedLength = 9;
 
-    public static TransportErrorCode TryRead(ref QuicReader reader, out PathResponseFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out PathResponseFrame frame)
     {
         bool ok = reader.TryReadUInt64(out ulong data);
         frame = new PathResponseFrame(data);

@@ -3,7 +3,7 @@ namespace System.Net.Quic.Managed.Wire;
 /// <summary>RESET_STREAM. RFC 9000 §19.4.</summary>
 internal readonly record struct ResetStreamFrame(ulong StreamId, ulong ApplicationErrorCode, ulong FinalSize)
 {
-    public static TransportErrorCode TryRead(ref QuicReader reader, out ResetStreamFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out ResetStreamFrame frame)
     {
         bool ok = reader.TryReadVarInt(out ulong streamId) & reader.TryReadVarInt(out ulong error) & reader.TryReadVarInt(out ulong finalSize);
         frame = new ResetStreamFrame(streamId, error, finalSize);

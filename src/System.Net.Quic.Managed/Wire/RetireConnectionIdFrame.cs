@@ -3,7 +3,7 @@ namespace System.Net.Quic.Managed.Wire;
 /// <summary>RETIRE_CONNECTION_ID. RFC 9000 §19.16.</summary>
 internal readonly record struct RetireConnectionIdFrame(ulong SequenceNumber)
 {
-    public static TransportErrorCode TryRead(ref QuicReader reader, out RetireConnectionIdFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out RetireConnectionIdFrame frame)
     {
         bool ok = reader.TryReadVarInt(out ulong value);
         frame = new RetireConnectionIdFrame(value);

@@ -3,7 +3,7 @@ namespace System.Net.Quic.Managed.Wire;
 /// <summary>STOP_SENDING. RFC 9000 §19.5.</summary>
 internal readonly record struct StopSendingFrame(ulong StreamId, ulong ApplicationErrorCode)
 {
-    public static TransportErrorCode TryRead(ref QuicReader reader, out StopSendingFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, out StopSendingFrame frame)
     {
         bool ok = reader.TryReadVarInt(out ulong streamId) & reader.TryReadVarInt(out ulong error);
         frame = new StopSendingFrame(streamId, error);

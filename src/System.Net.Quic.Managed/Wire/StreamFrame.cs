@@ -30,7 +30,7 @@ internal readonly ref struct StreamFrame
     public bool HasLength { get; }
 
     /// <summary>Reads a STREAM frame body. Offset + length above 2^62-1 is a FRAME_ENCODING_ERROR (RFC 9000 §19.8).</summary>
-    public static TransportErrorCode TryRead(ref QuicReader reader, FrameType type, out StreamFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, FrameType type, out StreamFrame frame)
     {
         frame = default;
         byte bits = (byte)type;

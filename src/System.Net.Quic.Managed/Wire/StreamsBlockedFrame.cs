@@ -7,7 +7,7 @@ internal readonly record struct StreamsBlockedFrame(bool Bidirectional, ulong Ma
     public const ulong MaxStreamCount = 1UL << 60;
 
     /// <summary>Reads the body; a count above 2^60 is a FRAME_ENCODING_ERROR (RFC 9000 §19.14).</summary>
-    public static TransportErrorCode TryRead(ref QuicReader reader, FrameType type, out StreamsBlockedFrame frame)
+    public static TransportErrorCode TryRead(scoped ref QuicReader reader, FrameType type, out StreamsBlockedFrame frame)
     {
         bool ok = reader.TryReadVarInt(out ulong value);
         frame = new StreamsBlockedFrame(type == (FrameType)0x16, value);

@@ -263,11 +263,14 @@ internal sealed class TransportParameters
 
         void Number(ref QuicWriter w, TransportParameterId id, ulong value, ulong defaultValue)
         {
-            if (value == defaultValue)
+            if (value != defaultValue)
             {
-                return;
+                Always(ref w, id, value);
             }
+        }
 
+        void Always(ref QuicWriter w, TransportParameterId id, ulong value)
+        {
             int valueLength = VariableLengthInteger.GetEncodedLength(value);
             ok &= valueLength != 0;
             length += VariableLengthInteger.GetEncodedLength((ulong)id) + 1 + valueLength;
@@ -323,8 +326,8 @@ internal sealed class TransportParameters
 
         if (MaxDatagramFrameSize is ulong maxDatagram)
         {
-            // Present even when 0 would be odd but legal; absence is what signals "no DATAGRAM support".
-            Number(ref writer, TransportParameterId.MaxDatagramFrameSize, maxDatagram, ulong.MaxValue);
+            // Sent whenever set, even as 0: absence is what says "no DATAGRAM support" (RFC 9221 §3).
+            Always(ref writer, TransportParameterId.MaxDatagramFrameSize, maxDatagram);
         }
 
         if (GreaseQuicBit)
