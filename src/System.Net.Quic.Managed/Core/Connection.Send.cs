@@ -152,15 +152,12 @@ internal sealed partial class Connection
             return 0;
         }
 
-        // RFC 9001 §5.4.2: at least 4 bytes of packet number plus payload so the header protection sample exists.
-        int minPayload = Math.Max(4 - pnLength, padTo - (writer.Position + PacketProtectionKeys.TagLength));
-        bool padded = false;
-        if (payloadLength < minPayload)
+        int pad = PaddingNeeded(pnLength, payloadLength, writer.Position, padTo, writer.Remaining);
+        bool padded = pad > 0 && padTo > 0;
+        if (pad > 0)
         {
-            int pad = Math.Min(minPayload - payloadLength, writer.Remaining);
             PaddingFrame.TryWrite(ref writer, pad);
             payloadLength += pad;
-            padded = padTo > 0;
         }
         if (lengthFieldOffset >= 0)
         {
@@ -185,6 +182,17 @@ internal sealed partial class Connection
         _keepAlivePending = false;
         Statistics.PacketsSent++;
         return total;
+    }
+
+    /// <summary>
+    /// PADDING to add: enough for the header protection sample (RFC 9001 §5.4.2: packet number plus payload at least
+    /// 4 bytes) and, when <paramref name="padTo"/> is set, to make the protected packet that long (RFC 9000 §14.1).
+    /// </summary>
+    private static int PaddingNeeded(int pnLength, int payloadLength, int position, int padTo, int remaining)
+    {
+        int pad = Math.Max(0, 4 - pnLength - payloadLength);
+        if (padTo > 0) pad = Math.Max(pad, padTo - (position + PacketProtectionKeys.TagLength));
+        return Math.Min(pad, remaining);
     }
 
     /// <summary>Writes the frames of one packet in priority order. Returns true when any is ack-eliciting.</summary>
@@ -455,10 +463,9 @@ internal sealed partial class Connection
         if (!written) return 0;
 
         int payloadLength = writer.Position - payloadStart;
-        int minPayload = Math.Max(4 - pnLength, padTo - (writer.Position + PacketProtectionKeys.TagLength));
-        if (payloadLength < minPayload)
+        int pad = PaddingNeeded(pnLength, payloadLength, writer.Position, padTo, writer.Remaining);
+        if (pad > 0)
         {
-            int pad = Math.Min(minPayload - payloadLength, writer.Remaining);
             PaddingFrame.TryWrite(ref writer, pad);
             payloadLength += pad;
         }
