@@ -7,8 +7,11 @@ namespace System.Net.Quic.Managed.Core;
 /// </summary>
 internal interface IDatagramEndpoint
 {
-    /// <summary>One UDP datagram arrived from <paramref name="remote"/>.</summary>
-    void Receive(ReadOnlySpan<byte> datagram, in NetworkAddress remote, long nowUs);
+    /// <summary>
+    /// One UDP datagram arrived from <paramref name="remote"/>. The span is the caller's receive buffer and the
+    /// core may modify it (header protection and decryption work in place); it is not used after the call returns.
+    /// </summary>
+    void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs);
 
     /// <summary>
     /// Writes the next datagram(s) to send into <paramref name="buffer"/>; the caller keeps calling until it

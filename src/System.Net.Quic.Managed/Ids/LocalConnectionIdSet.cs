@@ -72,6 +72,9 @@ internal sealed class LocalConnectionIdSet
         return false;
     }
 
+    /// <summary>True when NEW_CONNECTION_ID frames are owed (some may turn out retired when dequeued).</summary>
+    public bool HasPendingAdvertisement => _toAdvertise.Count > 0;
+
     /// <summary>Next NEW_CONNECTION_ID to send (retire_prior_to is always 0: we never force the peer off an ID).</summary>
     public bool TryDequeueAdvertisement(out IssuedConnectionId issued)
     {

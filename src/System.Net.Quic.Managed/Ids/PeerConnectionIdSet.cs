@@ -147,6 +147,9 @@ internal sealed class PeerConnectionIdSet
         return true;
     }
 
+    /// <summary>True when RETIRE_CONNECTION_ID frames are owed.</summary>
+    public bool HasPendingRetirement => _toRetire.Count > 0;
+
     public bool TryDequeueRetirement(out ulong sequence) => _toRetire.TryDequeue(out sequence);
 
     /// <summary>A packet carrying RETIRE_CONNECTION_ID was lost: owe it again.</summary>

@@ -122,6 +122,9 @@ internal sealed class ReceivedPacketTracker
         return true;
     }
 
+    /// <summary>True for a packet number already received or too old to track: the packet must be dropped (RFC 9000 §12.3).</summary>
+    public bool IsDuplicate(long packetNumber) => packetNumber < _ignoreBelow || packetNumber < 0 || Contains(packetNumber);
+
     /// <summary>An ACK is due at <paramref name="nowUs"/>.</summary>
     public bool ShouldSendAck(long nowUs) => AckImmediately || AckDeadlineUs <= nowUs;
 

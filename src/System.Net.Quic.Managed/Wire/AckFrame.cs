@@ -154,7 +154,7 @@ internal readonly ref struct AckFrame
 
     /// <summary>Encoded length of an ACK frame for <paramref name="ranges"/> (largest first, disjoint, non-adjacent),
     /// or -1 when the ranges are not in that form.</summary>
-    public static int GetEncodedLength(ReadOnlySpan<AckRange> ranges, ulong ackDelay, EcnCounts? ecnCounts = null)
+    public static int GetEncodedLength(scoped ReadOnlySpan<AckRange> ranges, ulong ackDelay, EcnCounts? ecnCounts = null)
     {
         if (!AreWellFormed(ranges) || ackDelay > VariableLengthInteger.MaxValue)
         {
@@ -175,7 +175,7 @@ internal readonly ref struct AckFrame
 
     /// <summary>Writes an ACK frame (0x03 when <paramref name="ecnCounts"/> is given). <paramref name="ranges"/> must be
     /// largest first with at least one unacknowledged packet between neighbours. Writes nothing on failure.</summary>
-    public static bool TryWrite(ref QuicWriter writer, ReadOnlySpan<AckRange> ranges, ulong ackDelay, EcnCounts? ecnCounts = null)
+    public static bool TryWrite(ref QuicWriter writer, scoped ReadOnlySpan<AckRange> ranges, ulong ackDelay, EcnCounts? ecnCounts = null)
     {
         int length = GetEncodedLength(ranges, ackDelay, ecnCounts);
         if (length < 0 || length > writer.Remaining)

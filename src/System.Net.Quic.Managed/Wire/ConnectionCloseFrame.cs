@@ -48,13 +48,16 @@ internal readonly ref struct ConnectionCloseFrame
         (IsApplicationError ? 0 : VariableLengthInteger.GetEncodedLength(TriggeringFrameType)) +
         VariableLengthInteger.GetEncodedLength((ulong)ReasonPhrase.Length) + ReasonPhrase.Length;
 
-    public bool TryWrite(ref QuicWriter writer)
+    public bool TryWrite(ref QuicWriter writer) => TryWrite(ref writer, IsApplicationError, ErrorCode, TriggeringFrameType, ReasonPhrase);
+
+    /// <summary>Writes a CONNECTION_CLOSE frame from values; the reason is only read (callers may pass stack memory).</summary>
+    public static bool TryWrite(ref QuicWriter writer, bool isApplicationError, ulong errorCode, ulong triggeringFrameType, scoped ReadOnlySpan<byte> reasonPhrase)
     {
         QuicWriter w = writer;
-        if (!w.TryWriteByte((byte)(IsApplicationError ? FrameType.ConnectionCloseApplication : FrameType.ConnectionClose)) ||
-            !w.TryWriteVarInt(ErrorCode) ||
-            (!IsApplicationError && !w.TryWriteVarInt(TriggeringFrameType)) ||
-            !w.TryWriteLengthPrefixed(ReasonPhrase))
+        if (!w.TryWriteByte((byte)(isApplicationError ? FrameType.ConnectionCloseApplication : FrameType.ConnectionClose)) ||
+            !w.TryWriteVarInt(errorCode) ||
+            (!isApplicationError && !w.TryWriteVarInt(triggeringFrameType)) ||
+            !w.TryWriteLengthPrefixed(reasonPhrase))
         {
             return false;
         }

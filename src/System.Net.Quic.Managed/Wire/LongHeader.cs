@@ -145,9 +145,9 @@ internal readonly ref struct LongHeader
         ref QuicWriter writer,
         PacketType type,
         uint version,
-        ReadOnlySpan<byte> destinationConnectionId,
-        ReadOnlySpan<byte> sourceConnectionId,
-        ReadOnlySpan<byte> token,
+        scoped ReadOnlySpan<byte> destinationConnectionId,
+        scoped ReadOnlySpan<byte> sourceConnectionId,
+        scoped ReadOnlySpan<byte> token,
         int packetNumberLength,
         out int lengthFieldOffset,
         int lengthFieldSize = DefaultLengthFieldSize)

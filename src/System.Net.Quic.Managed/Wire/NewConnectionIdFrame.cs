@@ -41,13 +41,17 @@ internal readonly ref struct NewConnectionIdFrame
     public int EncodedLength => 1 + VariableLengthInteger.GetEncodedLength(SequenceNumber) +
         VariableLengthInteger.GetEncodedLength(RetirePriorTo) + 1 + ConnectionId.Length + StatelessReset.TokenLength;
 
-    public bool TryWrite(ref QuicWriter writer)
+    public bool TryWrite(ref QuicWriter writer) => TryWrite(ref writer, SequenceNumber, RetirePriorTo, ConnectionId, StatelessResetToken);
+
+    /// <summary>Writes a NEW_CONNECTION_ID frame from values; the spans are only read (callers may pass stack memory).</summary>
+    public static bool TryWrite(ref QuicWriter writer, ulong sequenceNumber, ulong retirePriorTo,
+        scoped ReadOnlySpan<byte> connectionId, scoped ReadOnlySpan<byte> statelessResetToken)
     {
         QuicWriter w = writer;
-        if (RetirePriorTo > SequenceNumber || ConnectionId.Length < 1 || ConnectionId.Length > ConnectionIdLimits.MaxLength ||
-            StatelessResetToken.Length != StatelessReset.TokenLength ||
-            !w.TryWriteByte((byte)FrameType.NewConnectionId) || !w.TryWriteVarInt(SequenceNumber) || !w.TryWriteVarInt(RetirePriorTo) ||
-            !w.TryWriteByte((byte)ConnectionId.Length) || !w.TryWriteBytes(ConnectionId) || !w.TryWriteBytes(StatelessResetToken))
+        if (retirePriorTo > sequenceNumber || connectionId.Length < 1 || connectionId.Length > ConnectionIdLimits.MaxLength ||
+            statelessResetToken.Length != StatelessReset.TokenLength ||
+            !w.TryWriteByte((byte)FrameType.NewConnectionId) || !w.TryWriteVarInt(sequenceNumber) || !w.TryWriteVarInt(retirePriorTo) ||
+            !w.TryWriteByte((byte)connectionId.Length) || !w.TryWriteBytes(connectionId) || !w.TryWriteBytes(statelessResetToken))
         {
             return false;
         }

@@ -50,9 +50,9 @@ internal readonly ref struct RetryPacket
     public static bool TryWriteWithoutTag(
         ref QuicWriter writer,
         uint version,
-        ReadOnlySpan<byte> destinationConnectionId,
-        ReadOnlySpan<byte> sourceConnectionId,
-        ReadOnlySpan<byte> token,
+        scoped ReadOnlySpan<byte> destinationConnectionId,
+        scoped ReadOnlySpan<byte> sourceConnectionId,
+        scoped ReadOnlySpan<byte> token,
         byte unusedBits = 0)
     {
         int typeBits = PacketFirstByte.GetLongPacketTypeBits(PacketType.Retry, version);

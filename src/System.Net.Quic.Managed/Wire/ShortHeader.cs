@@ -41,7 +41,7 @@ internal readonly ref struct ShortHeader
     }
 
     /// <summary>Writes a short header up to (not including) the packet number. RFC 9000 §17.3.1.</summary>
-    public static bool TryWrite(ref QuicWriter writer, ReadOnlySpan<byte> destinationConnectionId, bool spinBit, bool keyPhase, int packetNumberLength)
+    public static bool TryWrite(ref QuicWriter writer, scoped ReadOnlySpan<byte> destinationConnectionId, bool spinBit, bool keyPhase, int packetNumberLength)
     {
         if (packetNumberLength < 1 || packetNumberLength > 4 || destinationConnectionId.Length > ConnectionIdLimits.MaxLength ||
             writer.Remaining < 1 + destinationConnectionId.Length)

@@ -65,9 +65,9 @@ internal readonly ref struct VersionNegotiationPacket
     /// <paramref name="unusedBits"/> should be random; the 0x40 bit is set so the packet looks like it has a Fixed Bit.</summary>
     public static bool TryWrite(
         ref QuicWriter writer,
-        ReadOnlySpan<byte> destinationConnectionId,
-        ReadOnlySpan<byte> sourceConnectionId,
-        ReadOnlySpan<uint> supportedVersions,
+        scoped ReadOnlySpan<byte> destinationConnectionId,
+        scoped ReadOnlySpan<byte> sourceConnectionId,
+        scoped ReadOnlySpan<uint> supportedVersions,
         byte unusedBits)
     {
         if (destinationConnectionId.Length > ConnectionIdLimits.MaxInvariantLength ||

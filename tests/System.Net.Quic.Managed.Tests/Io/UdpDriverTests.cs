@@ -13,7 +13,7 @@ public class UdpDriverTests
         private readonly Queue<(byte[] Data, NetworkAddress To)> _pending = new();
         public readonly ConcurrentQueue<byte[]> Received = new();
 
-        public void Receive(ReadOnlySpan<byte> datagram, in NetworkAddress remote, long nowUs)
+        public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs)
         {
             Received.Enqueue(datagram.ToArray());
             _pending.Enqueue((datagram.ToArray(), remote));
@@ -43,7 +43,7 @@ public class UdpDriverTests
 
         public void Enqueue(byte[] run, int segment, NetworkAddress to) => _pending.Enqueue((run, segment, to));
 
-        public void Receive(ReadOnlySpan<byte> datagram, in NetworkAddress remote, long nowUs) => Received.Enqueue(datagram.ToArray());
+        public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs) => Received.Enqueue(datagram.ToArray());
 
         public bool TrySend(Span<byte> buffer, long nowUs, out OutgoingDatagram datagram)
         {

@@ -1,0 +1,64 @@
+using System.Net.Quic.Managed.Diagnostics;
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+internal sealed partial class Connection
+{
+    /// <summary>The application closes the connection with its own error code (CONNECTION_CLOSE type 0x1d, RFC 9000 §10.2).</summary>
+    public void Close(ulong applicationErrorCode, string? reason, long nowUs)
+    {
+        if (_close.Phase != ConnectionPhase.Open) return;
+        Error = ConnectionError.Application(applicationErrorCode, reason, byPeer: false);
+        EnterClosing(nowUs);
+    }
+
+    /// <summary>A protocol error: close with a transport error code (CONNECTION_CLOSE type 0x1c).</summary>
+    private void CloseWithError(TransportErrorCode code, string? reason, long nowUs, ulong frameType = 0)
+    {
+        if (_close.Phase != ConnectionPhase.Open) return;
+        Error = ConnectionError.Transport(code, reason, byPeer: false, frameType);
+        if (!_handshakeCompleted) QuicTelemetryCounters.HandshakeFailed();
+        EnterClosing(nowUs);
+    }
+
+    private void EnterClosing(long nowUs)
+    {
+        _close.EnterClosing(nowUs, _recovery.PtoDurationUs);
+        _closeFramePending = true;
+        LogClosed(byPeer: false);
+        Emit(ConnectionEventKind.Closed);
+    }
+
+    /// <summary>The peer closed (or reset) the connection: nothing more is sent (RFC 9000 §10.2.2).</summary>
+    private void EnterDraining(ConnectionError error, long nowUs)
+    {
+        if (_close.Phase is ConnectionPhase.Draining or ConnectionPhase.Closed) return;
+        bool wasOpen = _close.Phase == ConnectionPhase.Open;
+        Error ??= error;
+        if (wasOpen && !_handshakeCompleted) QuicTelemetryCounters.HandshakeFailed();
+        _close.EnterDraining(nowUs, _recovery.PtoDurationUs);
+        if (wasOpen)
+        {
+            LogClosed(byPeer: true);
+            Emit(ConnectionEventKind.Closed);
+        }
+    }
+
+    private void LogClosed(bool byPeer)
+    {
+        if (!QuicEventSource.Log.IsEnabled() || Error is null) return;
+        QuicEventSource.Log.ConnectionClosed(_options.Name, (long)Error.Code, Error.Source == ConnectionErrorSource.Application, byPeer, Error.Reason ?? "");
+    }
+
+    private void ReportPathSample()
+    {
+        long rtt = _recovery.Rtt.HasSample ? _recovery.Rtt.SmoothedRttUs : 0;
+        long cwnd = _recovery.CongestionController.CongestionWindow;
+        if (rtt == _lastReportedRttUs && cwnd == _lastReportedCwnd) return;
+        if (rtt == 0) return;
+        QuicTelemetryCounters.UpdatePathSample(_lastReportedRttUs, _lastReportedCwnd, rtt, cwnd);
+        _lastReportedRttUs = rtt;
+        _lastReportedCwnd = cwnd;
+    }
+}

@@ -1,0 +1,75 @@
+using System.Buffers.Binary;
+using System.Net.Quic.Managed.Ids;
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+internal sealed partial class Connection
+{
+    private PathValidator? _pathValidator;
+    private NetworkAddress _previousRemote;
+    private bool _pathChallengePending;
+    private ConnectionId _currentPacketDestination;
+
+    /// <summary>
+    /// The peer's address changed (RFC 9000 §9.3): NAT rebinding or migration. We move to the new address at once and
+    /// validate it with PATH_CHALLENGE; if validation fails we go back to the old one.
+    /// </summary>
+    private void OnPathChanged(long nowUs)
+    {
+        _pathValidator ??= new PathValidator(_random);
+        if (_pathValidator.State != PathValidationState.Pending) _previousRemote = _remote;
+        _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
+        _pathChallengePending = true;
+        // A port-only change is probably NAT rebinding (§9.3): the congestion state still fits; otherwise start over.
+        if (!_previousRemote.SameHost(_remote)) _recovery.Rtt.Reset();
+    }
+
+    /// <summary>
+    /// The client moved to a new local address (the I/O layer rebound its socket): it switches to an unused peer
+    /// connection ID (§9.5) and validates the new path. Returns false when the peer gave no spare ID or migration is
+    /// not allowed yet (before the handshake is confirmed, or the peer disabled active migration).
+    /// </summary>
+    public bool MigrateLocalAddress(long nowUs)
+    {
+        if (IsServer || !_handshakeConfirmed || PeerParameters?.DisableActiveMigration == true) return false;
+        if (!_peerIds.TryRotate()) return false;
+        _previousRemote = _remote;
+        _pathValidator ??= new PathValidator(_random);
+        _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
+        _pathChallengePending = true;
+        return true;
+    }
+
+    private bool WritePathChallenge(ref QuicWriter writer, SentFrameList frames, long nowUs)
+    {
+        if (!_pathChallengePending || _pathValidator is null || writer.Remaining < PathChallengeFrame.EncodedLength) return false;
+        _pathChallengePending = false;
+        Span<byte> data = stackalloc byte[8];
+        _pathValidator.CreateChallenge(data);
+        new PathChallengeFrame(BinaryPrimitives.ReadUInt64BigEndian(data)).TryWrite(ref writer);
+        frames.Add(new SentFrame(SentFrameKind.Ping, 0, 0, 0, false)); // a lost challenge is replaced, not repeated (§8.2.1)
+        return true;
+    }
+
+    private void OnPathResponse(ulong data, long nowUs)
+    {
+        if (_pathValidator is null) return;
+        Span<byte> bytes = stackalloc byte[8];
+        BinaryPrimitives.WriteUInt64BigEndian(bytes, data);
+        if (_pathValidator.OnResponse(bytes)) PathValidations++;
+    }
+
+    private void OnPathValidationTimeout(long nowUs)
+    {
+        if (_pathValidator is null || !_pathValidator.OnTimeout(nowUs)) return;
+        // §9.3.2: validation of the new path failed: go back to the last validated one.
+        if (IsServer && !_previousRemote.IsDefault) _remote = _previousRemote;
+    }
+
+    /// <summary>Paths validated so far (for tests and statistics).</summary>
+    public int PathValidations { get; private set; }
+
+    /// <summary>Number of peer IDs held (spares for migration).</summary>
+    public int PeerConnectionIdCount => _peerIds.Count;
+}

@@ -1,0 +1,478 @@
+using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Diagnostics;
+using System.Net.Quic.Managed.Ids;
+using System.Net.Quic.Managed.Recovery;
+using System.Net.Quic.Managed.Streams;
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+internal sealed partial class Connection
+{
+    /// <summary>Smallest room worth starting another frame in.</summary>
+    private const int MinFrameRoom = 16;
+
+    private const int MaxAckRangesSent = 32;
+
+    /// <summary>
+    /// Writes the next datagram into <paramref name="buffer"/> (Initial, Handshake and 1-RTT packets coalesced, RFC 9000 §12.2),
+    /// or returns false when nothing may be sent now. Call until it returns false.
+    /// </summary>
+    public bool TrySend(Span<byte> buffer, long nowUs, out int length)
+    {
+        length = 0;
+        if (_close.Phase is ConnectionPhase.Closed or ConnectionPhase.Draining) return false;
+
+        int max = Math.Min(buffer.Length, _maxDatagramSize);
+        if (!_amplification.IsAddressValidated)
+        {
+            long remaining = _amplification.Remaining;
+            if (remaining < max) max = (int)remaining;
+            if (max < MinInitialDatagramSize)
+            {
+                // RFC 9000 §8.1: blocked until the client sends more (or its address is validated).
+                _recovery.SetAmplificationLimited(true, nowUs);
+                return false;
+            }
+        }
+        Span<byte> datagram = buffer.Slice(0, max);
+
+        int written = _close.Phase == ConnectionPhase.Closing ? WriteClosePackets(datagram, nowUs) : WriteDatagram(datagram, nowUs);
+        if (written == 0) return false;
+
+        length = written;
+        Statistics.DatagramsSent++;
+        Statistics.BytesSent += written;
+        QuicTelemetryCounters.DatagramSent(written);
+        if (!_amplification.IsAddressValidated) _amplification.OnDatagramSent(written);
+        if (_discardInitialAfterSend)
+        {
+            // RFC 9001 §4.9.1: a client discards Initial keys when it first sends a Handshake packet.
+            _discardInitialAfterSend = false;
+            DiscardSpace(PacketNumberSpace.Initial, nowUs);
+        }
+        return true;
+    }
+
+    private int WriteDatagram(Span<byte> datagram, long nowUs)
+    {
+        int written = 0;
+        bool containsInitial = false;
+        for (int i = 0; i < _spaces.Length; i++)
+        {
+            PacketSpaceState space = _spaces[i];
+            if (!WantsToSend(space, nowUs)) continue;
+            bool last = true;
+            for (int j = i + 1; j < _spaces.Length; j++) last &= !WantsToSend(_spaces[j], nowUs);
+            containsInitial |= space.Space == PacketNumberSpace.Initial;
+            // RFC 9000 §14.1: a datagram carrying an Initial packet is padded to 1200 bytes (we pad the last packet).
+            int padTo = last && containsInitial ? MinInitialDatagramSize - written : 0;
+            int n = WritePacket(space, datagram.Slice(written), padTo, nowUs);
+            if (n == 0) continue;
+            written += n;
+            if (!IsServer && space.Space == PacketNumberSpace.Handshake && !_sentHandshakePacket)
+            {
+                _sentHandshakePacket = true;
+                _discardInitialAfterSend = true;
+            }
+            if (datagram.Length - written < 64) break;
+        }
+        return written;
+    }
+
+    /// <summary>True when this space has something to put in a packet now.</summary>
+    private bool WantsToSend(PacketSpaceState space, long nowUs)
+    {
+        if (space.Discarded || !space.CanSend) return false;
+        if (space.Received.HasNewPacketsToAck && space.Received.ShouldSendAck(nowUs)) return true;
+        if (space.ProbesPending > 0) return true;
+        if (!CanSendAckEliciting(nowUs)) return false;
+        if (space.CryptoSend.HasRetransmission || space.CryptoSend.HasNewData) return true;
+        if (space.Space != PacketNumberSpace.ApplicationData) return false;
+        return HasApplicationFramesToSend();
+    }
+
+    private bool HasApplicationFramesToSend()
+    {
+        if (_handshakeDonePending || _pathResponses.Count > 0 || _pathChallengePending) return true;
+        if (!_handshakeCompleted && !IsServer) return false; // a client sends 1-RTT data only once its handshake completed
+        if (_streams.NeedsMaxData || _streams.HasSendableStreams || _keepAlivePending) return true;
+        if (_streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams) return true;
+        if (_streams.LocalBidiLimit.NeedsStreamsBlocked || _streams.LocalUniLimit.NeedsStreamsBlocked) return true;
+        if (_streams.ConnectionSendCredit.NeedsBlockedFrame && _streams.HasSendableStreams) return true;
+        return _localIds.HasPendingAdvertisement || _peerIds.HasPendingRetirement;
+    }
+
+    private bool CanSendAckEliciting(long nowUs)
+    {
+        ICongestionController cc = _recovery.CongestionController;
+        if (cc.BytesInFlight >= cc.CongestionWindow) return false;
+        long next = _pacer.GetNextSendTimeUs(_maxDatagramSize, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
+        if (next > nowUs)
+        {
+            _pacingBlockedUntilUs = next;
+            return false;
+        }
+        return true;
+    }
+
+    /// <summary>Builds and protects one packet of <paramref name="space"/> in <paramref name="destination"/>. Returns its length, 0 if nothing was written.</summary>
+    private int WritePacket(PacketSpaceState space, Span<byte> destination, int padTo, long nowUs)
+    {
+        if (destination.Length < 64) return 0;
+        long pn = space.NextPacketNumber;
+        long largestAcked = _recovery.GetTracker(space.Space).LargestAcked;
+        int pnLength = PacketNumber.GetEncodedLength(pn, largestAcked);
+        // The tag is not part of what frames may fill.
+        var writer = new QuicWriter(destination.Slice(0, destination.Length - PacketProtectionKeys.TagLength));
+        int lengthFieldOffset = -1;
+        ConnectionId dcid = _peerIds.Active;
+        if (space.Space == PacketNumberSpace.ApplicationData)
+        {
+            bool keyPhase = space.SendPhaseKeys!.KeyPhase == 1;
+            if (!ShortHeader.TryWrite(ref writer, dcid.Span, spinBit: false, keyPhase, pnLength)) return 0;
+        }
+        else
+        {
+            PacketType type = space.Space == PacketNumberSpace.Initial ? PacketType.Initial : PacketType.Handshake;
+            ReadOnlySpan<byte> token = type == PacketType.Initial && !IsServer ? _retryToken : default;
+            if (!LongHeader.TryWrite(ref writer, type, Version, dcid.Span, _initialSourceId.Span, token, pnLength, out lengthFieldOffset)) return 0;
+        }
+        int pnOffset = writer.Position;
+        if (!writer.TryFill(0, pnLength)) return 0;
+        int payloadStart = writer.Position;
+
+        SentFrameList frames = _framePool.Rent();
+        bool probe = space.ProbesPending > 0;
+        bool ackEliciting = WriteFrames(space, ref writer, frames, probe, nowUs);
+        int payloadLength = writer.Position - payloadStart;
+        if (payloadLength == 0)
+        {
+            _framePool.Return(frames);
+            return 0;
+        }
+
+        int pad = PaddingNeeded(pnLength, payloadLength, writer.Position, padTo, writer.Remaining);
+        bool padded = pad > 0 && padTo > 0;
+        if (pad > 0)
+        {
+            PaddingFrame.TryWrite(ref writer, pad);
+            payloadLength += pad;
+        }
+        if (lengthFieldOffset >= 0)
+        {
+            LongHeader.TryPatchLength(destination, lengthFieldOffset, pnLength + payloadLength + PacketProtectionKeys.TagLength);
+        }
+
+        PacketProtectionKeys keys = space.Space == PacketNumberSpace.ApplicationData ? space.SendPhaseKeys!.Current : space.SendKeys!;
+        int total = keys.Protect(destination, pnOffset, pnLength, (ulong)pn, payloadLength);
+        space.NextPacketNumber = pn + 1;
+        if (ackEliciting && space.ProbesPending > 0) space.ProbesPending--;
+
+        // RFC 9002 §2: in flight when ack-eliciting or padded.
+        bool inFlight = ackEliciting || padded;
+        _recovery.OnPacketSent(space.Space, pn, nowUs, total, ackEliciting, inFlight, new SentPacketMeta(frames.Count > 0 ? frames : null));
+        if (frames.Count == 0) _framePool.Return(frames);
+        if (inFlight)
+        {
+            ICongestionController cc = _recovery.CongestionController;
+            _pacer.OnPacketSent(total, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
+        }
+        if (ackEliciting) _idle.OnAckElicitingPacketSent(nowUs);
+        _keepAlivePending = false;
+        Statistics.PacketsSent++;
+        return total;
+    }
+
+    /// <summary>
+    /// PADDING to add: enough for the header protection sample (RFC 9001 §5.4.2: packet number plus payload at least
+    /// 4 bytes) and, when <paramref name="padTo"/> is set, to make the protected packet that long (RFC 9000 §14.1).
+    /// </summary>
+    private static int PaddingNeeded(int pnLength, int payloadLength, int position, int padTo, int remaining)
+    {
+        int pad = Math.Max(0, 4 - pnLength - payloadLength);
+        if (padTo > 0) pad = Math.Max(pad, padTo - (position + PacketProtectionKeys.TagLength));
+        return Math.Min(pad, remaining);
+    }
+
+    /// <summary>Writes the frames of one packet in priority order. Returns true when any is ack-eliciting.</summary>
+    private bool WriteFrames(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames, bool probe, long nowUs)
+    {
+        bool ackEliciting = false;
+        if (space.Received.HasNewPacketsToAck) WriteAck(space, ref writer, frames, nowUs);
+        bool mayAddData = probe || CanSendAckEliciting(nowUs);
+        if (!mayAddData) return false;
+
+        if (space.Space == PacketNumberSpace.ApplicationData)
+        {
+            ackEliciting |= WriteApplicationControlFrames(ref writer, frames, nowUs);
+        }
+        ackEliciting |= WriteCrypto(space, ref writer, frames);
+        if (space.Space == PacketNumberSpace.ApplicationData && (_handshakeCompleted || IsServer))
+        {
+            ackEliciting |= WriteStreamFrames(ref writer, frames, nowUs);
+        }
+        if (!ackEliciting && (probe || (_keepAlivePending && space.Space == PacketNumberSpace.ApplicationData)) && writer.TryWriteByte((byte)FrameType.Ping))
+        {
+            frames.Add(new SentFrame(SentFrameKind.Ping, 0, 0, 0, false));
+            ackEliciting = true;
+        }
+        return ackEliciting;
+    }
+
+    private void WriteAck(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames, long nowUs)
+    {
+        Span<Recovery.AckRange> ranges = stackalloc Recovery.AckRange[MaxAckRangesSent];
+        int count = space.Received.WriteAckRanges(ranges);
+        if (count == 0) return;
+        Span<Wire.AckRange> wire = stackalloc Wire.AckRange[count];
+        for (int i = 0; i < count; i++) wire[i] = new Wire.AckRange((ulong)ranges[i].Smallest, (ulong)ranges[i].Largest);
+        ulong delay = (ulong)(space.Received.GetAckDelayUs(nowUs) >> (int)TransportParameters.DefaultAckDelayExponent);
+        // Too many ranges for the room left: send fewer (the oldest are dropped first).
+        while (count > 0 && AckFrame.GetEncodedLength(wire.Slice(0, count), delay) > writer.Remaining) count--;
+        if (count == 0 || !AckFrame.TryWrite(ref writer, wire.Slice(0, count), delay)) return;
+        space.Received.OnAckSent();
+        frames.Add(new SentFrame(SentFrameKind.Ack, 0, ranges[0].Largest, 0, false));
+    }
+
+    private bool WriteCrypto(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames)
+    {
+        bool wrote = false;
+        SendBuffer crypto = space.CryptoSend;
+        while (writer.Remaining > MinFrameRoom && crypto.TryPeekNextToSend(long.MaxValue, out long offset, out long available, out _))
+        {
+            int max = CryptoFrame.GetMaxDataLength(writer.Remaining, (ulong)offset);
+            if (max <= 0) break;
+            int length = (int)Math.Min(available, max);
+            if (!CryptoFrame.TryWriteHeader(ref writer, (ulong)offset, length)) break;
+            writer.TryReserve(length, out Span<byte> data);
+            if (!crypto.TryTakeNextToSend(data, long.MaxValue, out long takenOffset, out int taken, out _)
+                || taken != length || takenOffset != offset)
+            {
+                throw new InvalidOperationException("CRYPTO send buffer returned other data than it announced.");
+            }
+            frames.Add(new SentFrame(SentFrameKind.Crypto, 0, offset, length, false));
+            wrote = true;
+        }
+        return wrote;
+    }
+
+    private bool WriteApplicationControlFrames(ref QuicWriter writer, SentFrameList frames, long nowUs)
+    {
+        bool wrote = false;
+        if (_handshakeDonePending && writer.TryWriteByte((byte)FrameType.HandshakeDone))
+        {
+            _handshakeDonePending = false;
+            frames.Add(new SentFrame(SentFrameKind.HandshakeDone, 0, 0, 0, false));
+            wrote = true;
+        }
+        while (_pathResponses.Count > 0 && writer.Remaining >= PathResponseFrame.EncodedLength)
+        {
+            new PathResponseFrame(_pathResponses.Dequeue()).TryWrite(ref writer);
+            frames.Add(new SentFrame(SentFrameKind.Ping, 0, 0, 0, false)); // PATH_RESPONSE is never retransmitted (§8.2.2)
+            wrote = true;
+        }
+        wrote |= WritePathChallenge(ref writer, frames, nowUs);
+        if (_streams.NeedsMaxData && writer.Remaining >= 9)
+        {
+            long max = _streams.CommitMaxData(nowUs, _recovery.Rtt.SmoothedRttUs);
+            new MaxDataFrame((ulong)max).TryWrite(ref writer);
+            frames.Add(new SentFrame(SentFrameKind.MaxData, 0, max, 0, false));
+            wrote = true;
+        }
+        wrote |= WriteMaxStreams(ref writer, frames, _streams.RemoteBidiLimit, bidirectional: true);
+        wrote |= WriteMaxStreams(ref writer, frames, _streams.RemoteUniLimit, bidirectional: false);
+        wrote |= WriteStreamsBlocked(ref writer, frames, _streams.LocalBidiLimit, bidirectional: true);
+        wrote |= WriteStreamsBlocked(ref writer, frames, _streams.LocalUniLimit, bidirectional: false);
+        SendFlowCredit credit = _streams.ConnectionSendCredit;
+        if (credit.NeedsBlockedFrame && _streams.HasSendableStreams && writer.Remaining >= 9)
+        {
+            new DataBlockedFrame((ulong)credit.MaxData).TryWrite(ref writer);
+            credit.OnBlockedFrameSent(credit.MaxData);
+            frames.Add(new SentFrame(SentFrameKind.DataBlocked, 0, credit.MaxData, 0, false));
+            wrote = true;
+        }
+        Span<byte> token = stackalloc byte[StatelessResetToken.Length];
+        while (writer.Remaining >= 1 + 8 + 8 + 1 + ConnectionId.MaxLength + StatelessResetToken.Length && _localIds.TryDequeueAdvertisement(out IssuedConnectionId issued))
+        {
+            issued.ResetToken.CopyTo(token);
+            NewConnectionIdFrame.TryWrite(ref writer, issued.SequenceNumber, 0, issued.Id.Span, token);
+            frames.Add(new SentFrame(SentFrameKind.NewConnectionId, 0, (long)issued.SequenceNumber, 0, false));
+            wrote = true;
+        }
+        while (writer.Remaining >= 9 && _peerIds.TryDequeueRetirement(out ulong sequence))
+        {
+            new RetireConnectionIdFrame(sequence).TryWrite(ref writer);
+            frames.Add(new SentFrame(SentFrameKind.RetireConnectionId, 0, (long)sequence, 0, false));
+            wrote = true;
+        }
+        return wrote;
+    }
+
+    private static bool WriteMaxStreams(ref QuicWriter writer, SentFrameList frames, RemoteStreamLimit limit, bool bidirectional)
+    {
+        if (!limit.NeedsMaxStreams || writer.Remaining < 9) return false;
+        long max = limit.CommitMaxStreams();
+        new MaxStreamsFrame(bidirectional, (ulong)max).TryWrite(ref writer);
+        frames.Add(new SentFrame(SentFrameKind.MaxStreams, 0, max, 0, bidirectional));
+        return true;
+    }
+
+    private static bool WriteStreamsBlocked(ref QuicWriter writer, SentFrameList frames, LocalStreamLimit limit, bool bidirectional)
+    {
+        if (!limit.NeedsStreamsBlocked || writer.Remaining < 9) return false;
+        long max = limit.MaxStreams;
+        new StreamsBlockedFrame(bidirectional, (ulong)max).TryWrite(ref writer);
+        limit.OnStreamsBlockedSent(max);
+        frames.Add(new SentFrame(SentFrameKind.StreamsBlocked, 0, max, 0, bidirectional));
+        return true;
+    }
+
+    private bool WriteStreamFrames(ref QuicWriter writer, SentFrameList frames, long nowUs)
+    {
+        bool wrote = false;
+        // Visit each sendable stream at most once per packet: one waiting only for connection credit stays queued (round robin).
+        int visits = _streams.SendableCount;
+        while (visits-- > 0 && writer.Remaining > MinFrameRoom && _streams.TryDequeueSendable(out TransportStream? stream))
+        {
+            wrote |= WriteStreamControlFrames(stream, ref writer, frames, nowUs);
+            SendStream? send = stream.Send;
+            while (send is not null && writer.Remaining > MinFrameRoom && send.TryPeekNextToSend(out long offset, out long available, out bool fin))
+            {
+                int max = StreamFrame.GetMaxDataLength(writer.Remaining, (ulong)stream.Id, (ulong)offset, hasLength: true);
+                if (max < 0 || (max == 0 && !(fin && available == 0))) break;
+                int length = (int)Math.Min(available, max);
+                bool frameFin = fin && length == available;
+                if (!StreamFrame.TryWriteHeader(ref writer, (ulong)stream.Id, (ulong)offset, length, frameFin, hasLength: true)) break;
+                writer.TryReserve(length, out Span<byte> data);
+                if (!send.TryTakeNextToSend(data, out long takenOffset, out int taken, out bool takenFin)
+                    || taken != length || takenOffset != offset || takenFin != frameFin)
+                {
+                    throw new InvalidOperationException("Stream send buffer returned other data than it announced.");
+                }
+                frames.Add(new SentFrame(SentFrameKind.Stream, stream.Id, offset, length, frameFin));
+                wrote = true;
+                if (frameFin || length == 0) break;
+            }
+            if (stream.WantsToSend) _streams.MarkSendable(stream);
+        }
+        return wrote;
+    }
+
+    private bool WriteStreamControlFrames(TransportStream stream, ref QuicWriter writer, SentFrameList frames, long nowUs)
+    {
+        bool wrote = false;
+        SendStream? send = stream.Send;
+        ReceiveStream? receive = stream.Receive;
+        if (send is not null && send.NeedsResetFrame && writer.Remaining >= 25)
+        {
+            new ResetStreamFrame((ulong)stream.Id, send.ResetErrorCode, (ulong)send.ResetFinalSize).TryWrite(ref writer);
+            send.OnResetFrameSent();
+            frames.Add(new SentFrame(SentFrameKind.ResetStream, stream.Id, 0, 0, false));
+            wrote = true;
+        }
+        if (receive is not null && receive.NeedsStopSendingFrame && writer.Remaining >= 17)
+        {
+            new StopSendingFrame((ulong)stream.Id, receive.StopSendingErrorCode).TryWrite(ref writer);
+            receive.OnStopSendingFrameSent();
+            frames.Add(new SentFrame(SentFrameKind.StopSending, stream.Id, 0, 0, false));
+            wrote = true;
+        }
+        if (receive is not null && receive.NeedsMaxStreamData && writer.Remaining >= 17)
+        {
+            long max = receive.CommitMaxStreamData(nowUs, _recovery.Rtt.SmoothedRttUs);
+            new MaxStreamDataFrame((ulong)stream.Id, (ulong)max).TryWrite(ref writer);
+            frames.Add(new SentFrame(SentFrameKind.MaxStreamData, stream.Id, max, 0, false));
+            wrote = true;
+        }
+        if (send is not null && send.NeedsStreamDataBlocked && writer.Remaining >= 17)
+        {
+            long limit = send.BlockedLimit;
+            new StreamDataBlockedFrame((ulong)stream.Id, (ulong)limit).TryWrite(ref writer);
+            send.OnStreamDataBlockedSent(limit);
+            frames.Add(new SentFrame(SentFrameKind.StreamDataBlocked, stream.Id, limit, 0, false));
+            wrote = true;
+        }
+        return wrote;
+    }
+
+    /// <summary>
+    /// While closing, every packet carries only CONNECTION_CLOSE (RFC 9000 §10.2.1). Before the handshake is confirmed it
+    /// goes in every space we have keys for, as the peer may not have the later keys yet (§10.2.3); there an application
+    /// close becomes a transport APPLICATION_ERROR so the reason is not revealed before the handshake authenticated the peer.
+    /// </summary>
+    private int WriteClosePackets(Span<byte> datagram, long nowUs)
+    {
+        if (!_closeFramePending || Error is null) return 0;
+        _closeFramePending = false;
+        int written = 0;
+        bool containsInitial = false;
+        for (int i = 0; i < _spaces.Length; i++)
+        {
+            PacketSpaceState space = _spaces[i];
+            if (space.Discarded || !space.CanSend) continue;
+            if (space.Space != PacketNumberSpace.ApplicationData && _handshakeConfirmed) continue;
+            if (space.Space == PacketNumberSpace.ApplicationData && !_handshakeCompleted && !IsServer) continue;
+            containsInitial |= space.Space == PacketNumberSpace.Initial;
+            bool last = true;
+            for (int j = i + 1; j < _spaces.Length; j++)
+            {
+                PacketSpaceState later = _spaces[j];
+                last &= later.Discarded || !later.CanSend || (later.Space == PacketNumberSpace.ApplicationData && !_handshakeCompleted && !IsServer);
+            }
+            int padTo = last && containsInitial ? MinInitialDatagramSize - written : 0;
+            written += WriteClosePacket(space, datagram.Slice(written), padTo);
+        }
+        return written;
+    }
+
+    private int WriteClosePacket(PacketSpaceState space, Span<byte> destination, int padTo)
+    {
+        if (destination.Length < 64) return 0;
+        long pn = space.NextPacketNumber;
+        int pnLength = PacketNumber.GetEncodedLength(pn, _recovery.GetTracker(space.Space).LargestAcked);
+        var writer = new QuicWriter(destination.Slice(0, destination.Length - PacketProtectionKeys.TagLength));
+        int lengthFieldOffset = -1;
+        if (space.Space == PacketNumberSpace.ApplicationData)
+        {
+            ShortHeader.TryWrite(ref writer, _peerIds.Active.Span, false, space.SendPhaseKeys!.KeyPhase == 1, pnLength);
+        }
+        else
+        {
+            PacketType type = space.Space == PacketNumberSpace.Initial ? PacketType.Initial : PacketType.Handshake;
+            ReadOnlySpan<byte> token = type == PacketType.Initial && !IsServer ? _retryToken : default;
+            LongHeader.TryWrite(ref writer, type, Version, _peerIds.Active.Span, _initialSourceId.Span, token, pnLength, out lengthFieldOffset);
+        }
+        int pnOffset = writer.Position;
+        writer.TryFill(0, pnLength);
+        int payloadStart = writer.Position;
+
+        ConnectionError error = Error!;
+        Span<byte> reason = stackalloc byte[64];
+        int reasonLength = 0;
+        if (error.Reason is not null)
+        {
+            reasonLength = System.Text.Encoding.UTF8.GetBytes(error.Reason.AsSpan(0, Math.Min(error.Reason.Length, 64)), reason);
+        }
+        bool application = error.Source == ConnectionErrorSource.Application;
+        bool written = application && space.Space == PacketNumberSpace.ApplicationData
+            ? ConnectionCloseFrame.TryWrite(ref writer, true, error.Code, 0, reason.Slice(0, reasonLength))
+            : application
+                ? ConnectionCloseFrame.TryWrite(ref writer, false, (ulong)TransportErrorCode.ApplicationError, 0, default)
+                : ConnectionCloseFrame.TryWrite(ref writer, false, error.Code, error.TriggeringFrameType, reason.Slice(0, reasonLength));
+        if (!written) return 0;
+
+        int payloadLength = writer.Position - payloadStart;
+        int pad = PaddingNeeded(pnLength, payloadLength, writer.Position, padTo, writer.Remaining);
+        if (pad > 0)
+        {
+            PaddingFrame.TryWrite(ref writer, pad);
+            payloadLength += pad;
+        }
+        if (lengthFieldOffset >= 0) LongHeader.TryPatchLength(destination, lengthFieldOffset, pnLength + payloadLength + PacketProtectionKeys.TagLength);
+        PacketProtectionKeys keys = space.Space == PacketNumberSpace.ApplicationData ? space.SendPhaseKeys!.Current : space.SendKeys!;
+        int total = keys.Protect(destination, pnOffset, pnLength, (ulong)pn, payloadLength);
+        space.NextPacketNumber = pn + 1;
+        return total;
+    }
+}

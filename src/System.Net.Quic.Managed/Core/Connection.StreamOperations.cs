@@ -1,0 +1,92 @@
+using System.Net.Quic.Managed.Streams;
+
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>The operations the API layer performs on streams. All run on the connection's (driver's) thread.</summary>
+internal sealed partial class Connection
+{
+    /// <summary>Opens a local stream; false when the peer's stream limit is reached (wait for StreamsAvailable).</summary>
+    public bool TryOpenStream(bool unidirectional, out long streamId)
+    {
+        streamId = -1;
+        if (!_handshakeCompleted || _close.Phase != ConnectionPhase.Open) return false;
+        if (!_streams.TryOpenLocalStream(unidirectional, out TransportStream? stream)) return false;
+        streamId = stream.Id;
+        return true;
+    }
+
+    /// <summary>Queues data (and optionally FIN) on a stream; returns the bytes accepted (limited by the send buffer).</summary>
+    public int WriteStream(long streamId, ReadOnlySpan<byte> data, bool fin)
+    {
+        if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Send is null) return 0;
+        int accepted = stream.Send.Write(data, fin && data.Length == 0 ? true : false);
+        if (fin && accepted == data.Length && data.Length > 0) stream.Send.Write(ReadOnlySpan<byte>.Empty, true);
+        _streams.RefreshSendable(stream);
+        return accepted;
+    }
+
+    /// <summary>Bytes the stream's send side accepts now (0 when full, reset, or finished).</summary>
+    public long GetWritableBytes(long streamId)
+        => _streams.TryGetStream(streamId, out TransportStream? stream) && stream.Send is not null ? stream.Send.WritableBytes : 0;
+
+    /// <summary>Reads received data in order. <paramref name="fin"/> once all data was read; <paramref name="reset"/> when the peer reset the stream.</summary>
+    public int ReadStream(long streamId, Span<byte> destination, out bool fin, out bool reset, out ulong resetErrorCode)
+    {
+        fin = false;
+        reset = false;
+        resetErrorCode = 0;
+        if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Receive is null)
+        {
+            fin = true;
+            return 0;
+        }
+        int n = stream.Receive.Read(destination, out fin, out reset);
+        if (reset) resetErrorCode = stream.Receive.ResetErrorCode;
+        _streams.RefreshSendable(stream); // MAX_STREAM_DATA may be due
+        ReleaseIfClosed(stream);
+        return n;
+    }
+
+    /// <summary>Abruptly ends the send side (RESET_STREAM, RFC 9000 §19.4).</summary>
+    public void ResetStream(long streamId, ulong applicationErrorCode)
+    {
+        if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Send is null) return;
+        stream.Send.Reset(applicationErrorCode);
+        _streams.RefreshSendable(stream);
+    }
+
+    /// <summary>Asks the peer to stop sending (STOP_SENDING, RFC 9000 §19.5).</summary>
+    public void StopSending(long streamId, ulong applicationErrorCode)
+    {
+        if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Receive is null) return;
+        stream.Receive.StopSending(applicationErrorCode);
+        _streams.RefreshSendable(stream);
+        ReleaseIfClosed(stream);
+    }
+
+    /// <summary>The stream's write side: stop-sending code from the peer (the app must stop writing), or null.</summary>
+    public ulong? GetStopSendingCode(long streamId)
+        => _streams.TryGetStream(streamId, out TransportStream? stream) ? stream.Send?.StopSendingErrorCode : null;
+
+    /// <summary>True when everything written, FIN included, was acknowledged.</summary>
+    public bool IsStreamWriteComplete(long streamId)
+        => !_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Send is null || stream.Send.IsTerminal;
+
+    /// <summary>
+    /// Starts a key update (RFC 9001 §6.1): allowed once the handshake is confirmed and a packet of the current phase
+    /// was acknowledged. Returns false when not allowed now.
+    /// </summary>
+    public bool InitiateKeyUpdate()
+    {
+        PacketSpaceState app = Space(System.Net.Quic.Managed.Recovery.PacketNumberSpace.ApplicationData);
+        if (!_handshakeConfirmed || app.SendPhaseKeys is null || app.ReceivePhaseKeys is null) return false;
+        if (app.SendPhaseKeys.KeyPhase != app.ReceivePhaseKeys.KeyPhase) return false; // the previous update is not answered yet
+        if (_recovery.GetTracker(System.Net.Quic.Managed.Recovery.PacketNumberSpace.ApplicationData).LargestAcked < _currentSendPhaseFirstPacket) return false;
+        app.SendPhaseKeys.Update();
+        _currentSendPhaseFirstPacket = app.NextPacketNumber;
+        Statistics.KeyUpdates++;
+        return true;
+    }
+
+    private long _currentSendPhaseFirstPacket;
+}

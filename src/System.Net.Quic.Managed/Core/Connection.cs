@@ -1,0 +1,187 @@
+using System.Collections.Generic;
+using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Diagnostics;
+using System.Net.Quic.Managed.Ids;
+using System.Net.Quic.Managed.Recovery;
+using System.Net.Quic.Managed.Streams;
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>
+/// One QUIC connection as a sans-IO state machine (RFC 9000, 9001, 9002): datagrams and time go in,
+/// datagrams, a timer deadline and events come out. Single-threaded: the caller serialises every call.
+/// The file is split by concern: handshake (keys, transport parameters), receive (packets, frames),
+/// send (packet assembly), timers, and the stream operations the API layer calls.
+/// </summary>
+internal sealed partial class Connection : IDisposable
+{
+    /// <summary>The smallest datagram that may carry an Initial packet (RFC 9000 §14.1).</summary>
+    public const int MinInitialDatagramSize = 1200;
+
+    private readonly ConnectionOptions _options;
+    private readonly ICryptoHandshake _tls;
+    private readonly IRandomSource _random;
+    private readonly PacketSpaceState[] _spaces = new PacketSpaceState[3];
+    private readonly RecoveryController<SentPacketMeta> _recovery;
+    private readonly Pacer _pacer;
+    private readonly StreamTable _streams;
+    private readonly SentFrameListPool _framePool = new();
+    private readonly LocalConnectionIdSet _localIds;
+    private readonly PeerConnectionIdSet _peerIds;
+    private readonly Queue<ConnectionEvent> _events = new();
+    private readonly Queue<ulong> _pathResponses = new();
+    private readonly byte[] _cryptoReadBuffer = new byte[4096];
+    private readonly TransportParameters _localParameters;
+
+    private AntiAmplificationLimit _amplification;
+    private IdleTimeout _idle;
+    private CloseState _close;
+    private NetworkAddress _remote;
+    private ConnectionId _originalDestinationId;
+    private ConnectionId _initialSourceId;
+    private ConnectionId _peerInitialSourceId;
+    private ConnectionId? _retrySourceId;
+    private byte[] _retryToken = Array.Empty<byte>();
+    private bool _receivedServerPacket;
+    private bool _handshakeCompleted;
+    private bool _handshakeConfirmed;
+    private bool _handshakeDonePending;
+    private bool _peerParametersApplied;
+    private bool _closeFramePending;
+    private bool _discardInitialAfterSend;
+    private bool _sentHandshakePacket;
+    private long _handshakeDeadlineUs;
+    private long _startTimeUs;
+    private int _peerAckDelayExponent = (int)TransportParameters.DefaultAckDelayExponent;
+    private int _maxDatagramSize;
+    private long _pacingBlockedUntilUs = long.MaxValue;
+    private long _currentReceivePhaseFirstPacket;
+    private long _lastReportedRttUs;
+    private long _lastReportedCwnd;
+    private bool _disposed;
+
+    private Connection(ConnectionOptions options, ICryptoHandshake tls, bool isServer, in NetworkAddress remote, long nowUs)
+    {
+        _options = options;
+        _tls = tls;
+        _random = options.Random;
+        IsServer = isServer;
+        Version = options.Version;
+        _remote = remote;
+        _startTimeUs = nowUs;
+        for (int i = 0; i < _spaces.Length; i++) _spaces[i] = new PacketSpaceState((PacketNumberSpace)i, options.MaxAckDelayUs);
+
+        _maxDatagramSize = Math.Clamp(options.MaxDatagramSize, MinInitialDatagramSize, 1452);
+        ICongestionController cc = options.CongestionControl == CongestionControlAlgorithm.NewReno
+            ? new NewRenoCongestionController(_maxDatagramSize)
+            : new CubicCongestionController(_maxDatagramSize);
+        _recovery = new RecoveryController<SentPacketMeta>(isServer, cc);
+        _pacer = new Pacer(_maxDatagramSize);
+        _streams = new StreamTable(isServer, options.Streams);
+        _idle = new IdleTimeout(options.IdleTimeoutUs, nowUs);
+        _handshakeDeadlineUs = options.HandshakeTimeoutUs == long.MaxValue ? long.MaxValue : nowUs + options.HandshakeTimeoutUs;
+        _peerIds = new PeerConnectionIdSet(options.ActiveConnectionIdLimit);
+        _initialSourceId = ConnectionId.Create(_random, options.LocalConnectionIdLength);
+        _localIds = new LocalConnectionIdSet(_initialSourceId, _random, new StatelessResetTokenGenerator(_random));
+        _localParameters = CreateLocalParameters();
+        QuicTelemetryCounters.ConnectionStarted();
+    }
+
+    /// <summary>Creates a client connection and starts its handshake (the first flight is ready to send).</summary>
+    public static Connection CreateClient(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote, long nowUs)
+    {
+        var connection = new Connection(options, tls, isServer: false, remote, nowUs);
+        connection.StartClient(nowUs);
+        return connection;
+    }
+
+    /// <summary>
+    /// Creates a server connection for a client's first Initial (RFC 9000 §7.2). <paramref name="originalDestinationId"/> is the
+    /// DCID of the client's first Initial (before any Retry); <paramref name="clientInitialDestinationId"/> is the DCID of the
+    /// Initial being answered (it keys the Initial secrets); <paramref name="retrySourceId"/> is set when the client came back
+    /// with a Retry token, and then the client's address counts as validated.
+    /// </summary>
+    public static Connection CreateServer(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote,
+        in ConnectionId originalDestinationId, in ConnectionId clientInitialDestinationId, in ConnectionId clientSourceId,
+        ConnectionId? retrySourceId, long nowUs)
+    {
+        var connection = new Connection(options, tls, isServer: true, remote, nowUs);
+        connection.StartServer(originalDestinationId, clientInitialDestinationId, clientSourceId, retrySourceId, nowUs);
+        return connection;
+    }
+
+    public bool IsServer { get; }
+
+    public uint Version { get; private set; }
+
+    public NetworkAddress RemoteAddress => _remote;
+
+    /// <summary>The ID we put in long headers (sequence 0 of our IDs).</summary>
+    public ConnectionId InitialSourceId => _initialSourceId;
+
+    /// <summary>The IDs the endpoint must route to this connection; drained by the endpoint.</summary>
+    public LocalConnectionIdSet LocalIds => _localIds;
+
+    public bool IsHandshakeComplete => _handshakeCompleted;
+
+    public bool IsHandshakeConfirmed => _handshakeConfirmed;
+
+    public ConnectionPhase Phase => _close.Phase;
+
+    /// <summary>Set once the connection is closing, draining or closed.</summary>
+    public ConnectionError? Error { get; private set; }
+
+    public ICryptoHandshake Handshake => _tls;
+
+    public TransportParameters? PeerParameters { get; private set; }
+
+    /// <summary>Statistics of this connection (the public API exposes them as an extension).</summary>
+    public ConnectionStatistics Statistics { get; } = new();
+
+    public RttEstimator Rtt => _recovery.Rtt;
+
+    public ICongestionController CongestionController => _recovery.CongestionController;
+
+    internal StreamTable Streams => _streams;
+
+    internal RecoveryController<SentPacketMeta> Recovery => _recovery;
+
+    /// <summary>The next event for the API layer.</summary>
+    public bool TryDequeueEvent(out ConnectionEvent e) => _events.TryDequeue(out e);
+
+    private PacketSpaceState Space(PacketNumberSpace space) => _spaces[(int)space];
+
+    private void Emit(ConnectionEventKind kind, long streamId = -1) => _events.Enqueue(new ConnectionEvent(kind, streamId, Error));
+
+    private TransportParameters CreateLocalParameters()
+    {
+        StreamTableOptions s = _options.Streams;
+        var p = new TransportParameters
+        {
+            MaxIdleTimeoutMs = (ulong)(_options.IdleTimeoutUs / 1000),
+            MaxUdpPayloadSize = TransportParameters.DefaultMaxUdpPayloadSize,
+            InitialMaxData = (ulong)s.InitialMaxData,
+            InitialMaxStreamDataBidiLocal = (ulong)s.InitialMaxStreamDataBidiLocal,
+            InitialMaxStreamDataBidiRemote = (ulong)s.InitialMaxStreamDataBidiRemote,
+            InitialMaxStreamDataUni = (ulong)s.InitialMaxStreamDataUni,
+            InitialMaxStreamsBidi = (ulong)s.MaxStreamsBidi,
+            InitialMaxStreamsUni = (ulong)s.MaxStreamsUni,
+            AckDelayExponent = TransportParameters.DefaultAckDelayExponent,
+            MaxAckDelayMs = (ulong)(_options.MaxAckDelayUs / 1000),
+            ActiveConnectionIdLimit = _options.ActiveConnectionIdLimit,
+            InitialSourceConnectionId = _initialSourceId.Span.ToArray(),
+        };
+        return p;
+    }
+
+    public void Dispose()
+    {
+        if (_disposed) return;
+        _disposed = true;
+        foreach (PacketSpaceState space in _spaces) space.Dispose();
+        _tls.Dispose();
+        QuicTelemetryCounters.RemovePathSample(_lastReportedRttUs, _lastReportedCwnd);
+        QuicTelemetryCounters.ConnectionEnded();
+    }
+}

@@ -1,0 +1,23 @@
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>What happened on a connection that the layer above (the public API) must learn.</summary>
+internal enum ConnectionEventKind : byte
+{
+    /// <summary>The handshake completed: streams may be used, negotiated parameters are known.</summary>
+    HandshakeCompleted,
+
+    /// <summary>The peer opened a stream (<see cref="ConnectionEvent.StreamId"/>): it can be accepted.</summary>
+    StreamOpened,
+
+    /// <summary>Data, FIN or a reset arrived on a stream.</summary>
+    StreamReadable,
+
+    /// <summary>A stream's send buffer or flow-control credit grew, or its write side ended (acked, reset, stop-sending).</summary>
+    StreamWritable,
+
+    /// <summary>The peer allows more streams to be opened (MAX_STREAMS grew).</summary>
+    StreamsAvailable,
+
+    /// <summary>The connection is closed (or closing): <see cref="ConnectionEvent.Error"/> says why.</summary>
+    Closed,
+}

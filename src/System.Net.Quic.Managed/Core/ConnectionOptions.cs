@@ -1,0 +1,39 @@
+using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Streams;
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>The settings of one connection, resolved from the public options (times in microseconds).</summary>
+internal sealed class ConnectionOptions
+{
+    public uint Version { get; init; } = QuicVersion.V1;
+
+    /// <summary>Length of the connection IDs we issue (RFC 9000 §5.1); 0 to 20. The endpoint routes short headers by it.</summary>
+    public int LocalConnectionIdLength { get; init; } = 8;
+
+    public long IdleTimeoutUs { get; init; } = 30_000_000;
+
+    public long HandshakeTimeoutUs { get; init; } = 10_000_000;
+
+    /// <summary>Send a PING when nothing was sent for this long; 0 disables keep-alive.</summary>
+    public long KeepAliveIntervalUs { get; init; }
+
+    public StreamTableOptions Streams { get; init; } = new();
+
+    /// <summary>Our active_connection_id_limit (RFC 9000 §18.2).</summary>
+    public ulong ActiveConnectionIdLimit { get; init; } = 4;
+
+    /// <summary>Our max_ack_delay (RFC 9000 §18.2): how long we may delay an ACK.</summary>
+    public long MaxAckDelayUs { get; init; } = 25_000;
+
+    /// <summary>The UDP payload size we send once the peer allows it (no path MTU discovery yet): 1200 to 1452.</summary>
+    public int MaxDatagramSize { get; init; } = 1350;
+
+    public CongestionControlAlgorithm CongestionControl { get; init; } = CongestionControlAlgorithm.Cubic;
+
+    public IRandomSource Random { get; init; } = SecureRandomSource.Instance;
+
+    /// <summary>Label for diagnostics (events, logs).</summary>
+    public string Name { get; init; } = "connection";
+}

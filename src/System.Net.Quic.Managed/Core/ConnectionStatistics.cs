@@ -1,0 +1,16 @@
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>Per-connection counters (single-threaded, updated by the connection).</summary>
+internal sealed class ConnectionStatistics
+{
+    public long DatagramsSent { get; set; }
+    public long DatagramsReceived { get; set; }
+    public long BytesSent { get; set; }
+    public long BytesReceived { get; set; }
+    public long PacketsSent { get; set; }
+    public long PacketsReceived { get; set; }
+    public long PacketsLost { get; set; }
+    public long PacketsDropped { get; set; }
+    public long StreamBytesRetransmitted { get; set; }
+    public int KeyUpdates { get; set; }
+}

@@ -1,0 +1,311 @@
+using System.Collections.Generic;
+using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Ids;
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>
+/// The sans-IO endpoint behind one UDP socket (RFC 9000 §5.2): routes datagrams to connections by Destination
+/// Connection ID, creates server connections for new Initials, and answers what belongs to no connection with
+/// Version Negotiation (§6), Retry (§8.1.2) or a stateless reset (§10.3). Connections that finished closing are removed.
+/// </summary>
+internal sealed class Endpoint : IDatagramEndpoint, IDisposable
+{
+    /// <summary>Bound on stateless packets (VN, Retry, reset) waiting to be sent: more are dropped, so a flood cannot grow memory.</summary>
+    private const int MaxPendingStatelessPackets = 64;
+
+    private readonly EndpointOptions _options;
+    private readonly IServerConnectionFactory? _factory;
+    private readonly Dictionary<ConnectionId, Connection> _routes = new();
+    private readonly List<Connection> _connections = new();
+    private readonly Queue<Connection> _accepted = new();
+    private readonly Queue<(byte[] Datagram, NetworkAddress To)> _stateless = new();
+    private readonly StatelessResetTokenGenerator _resetTokens;
+    private readonly AddressValidationTokenCodec _tokens;
+    private readonly Dictionary<Connection, ConnectionId> _clientChosenIds = new();
+    private int _sendCursor;
+
+    public Endpoint(EndpointOptions options, IServerConnectionFactory? factory = null)
+    {
+        if (options.IsServer && factory is null) throw new ArgumentNullException(nameof(factory), "A server endpoint needs a connection factory.");
+        _options = options;
+        _factory = factory;
+        _resetTokens = new StatelessResetTokenGenerator(options.Random);
+        _tokens = new AddressValidationTokenCodec(options.Random);
+    }
+
+    public IReadOnlyList<Connection> Connections => _connections;
+
+    /// <summary>Stateless packets sent (for tests and statistics).</summary>
+    public int VersionNegotiationsSent { get; private set; }
+
+    public int RetriesSent { get; private set; }
+
+    public int StatelessResetsSent { get; private set; }
+
+    public int DatagramsDropped { get; private set; }
+
+    /// <summary>Server connections created since the last call (the listener takes them; the handshake may still be running).</summary>
+    public bool TryAccept(out Connection connection) => _accepted.TryDequeue(out connection!);
+
+    /// <summary>Starts a client connection on this endpoint.</summary>
+    public Connection Connect(ConnectionOptions options, ICryptoHandshake handshake, in NetworkAddress remote, long nowUs)
+    {
+        Connection connection = Connection.CreateClient(options, handshake, remote, nowUs);
+        _connections.Add(connection);
+        UpdateRoutes(connection);
+        return connection;
+    }
+
+    public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs)
+    {
+        if (datagram.IsEmpty) return;
+        Connection? connection = Route(datagram);
+        if (connection is not null)
+        {
+            connection.Receive(datagram, remote, nowUs);
+            UpdateRoutes(connection);
+            return;
+        }
+        if (_options.IsServer) HandleUnroutedAtServer(datagram, remote, nowUs);
+        else DatagramsDropped++;
+    }
+
+    private Connection? Route(ReadOnlySpan<byte> datagram)
+    {
+        ReadOnlySpan<byte> dcid;
+        if (PacketFirstByte.IsLongHeader(datagram[0]))
+        {
+            // Version-independent: byte 5 is the DCID length (RFC 8999 §5.1).
+            if (datagram.Length < 6 || datagram[5] > ConnectionId.MaxLength || datagram.Length < 6 + datagram[5]) return null;
+            dcid = datagram.Slice(6, datagram[5]);
+        }
+        else
+        {
+            if (datagram.Length < 1 + _options.ConnectionIdLength) return null;
+            dcid = datagram.Slice(1, _options.ConnectionIdLength);
+        }
+        return _routes.TryGetValue(new ConnectionId(dcid), out Connection? connection) ? connection : null;
+    }
+
+    private void HandleUnroutedAtServer(Span<byte> datagram, in NetworkAddress remote, long nowUs)
+    {
+        if (!PacketFirstByte.IsLongHeader(datagram[0]))
+        {
+            SendStatelessReset(datagram, remote);
+            return;
+        }
+        if (datagram.Length < 5) return;
+        uint version = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(datagram.Slice(1));
+        if (!IsSupported(version))
+        {
+            // RFC 9000 §6.1: only for datagrams big enough to be a client's first Initial (limits amplification).
+            if (version != QuicVersion.Negotiation && datagram.Length >= Connection.MinInitialDatagramSize) SendVersionNegotiation(datagram, remote);
+            else DatagramsDropped++;
+            return;
+        }
+        if (!LongHeader.TryParse(datagram, out LongHeader header) || header.Type != PacketType.Initial
+            || datagram.Length < Connection.MinInitialDatagramSize || header.DestinationConnectionId.Length < 8
+            || _connections.Count >= _options.MaxConnections)
+        {
+            // §14.1: Initials in small datagrams are dropped; §7.2: a client's first DCID has at least 8 bytes.
+            DatagramsDropped++;
+            return;
+        }
+
+        var clientDestination = new ConnectionId(header.DestinationConnectionId);
+        var clientSource = new ConnectionId(header.SourceConnectionId);
+        ConnectionId originalDestination = clientDestination;
+        ConnectionId? retrySource = null;
+        if (!header.Token.IsEmpty)
+        {
+            AddressTokenValidation validation = _tokens.Validate(header.Token, remote.ToEndPoint(), nowUs, out AddressTokenKind kind, out ConnectionId odcid, out ConnectionId rscid);
+            if (validation == AddressTokenValidation.Valid && kind == AddressTokenKind.Retry && rscid == clientDestination)
+            {
+                originalDestination = odcid;
+                retrySource = rscid;
+            }
+            else if (validation != AddressTokenValidation.Valid && kind == AddressTokenKind.Retry)
+            {
+                DatagramsDropped++; // a bad Retry token: RFC 9000 §8.1.3 allows dropping it
+                return;
+            }
+        }
+        if (_options.RequireRetry && retrySource is null)
+        {
+            SendRetry(header, clientDestination, clientSource, remote, nowUs);
+            return;
+        }
+
+        if (!_factory!.TryCreate(new IncomingConnectionRequest(remote, version), out ConnectionOptions options, out ICryptoHandshake handshake))
+        {
+            DatagramsDropped++;
+            return;
+        }
+        Connection connection = Connection.CreateServer(options, handshake, remote, originalDestination, clientDestination, clientSource, retrySource, nowUs);
+        _connections.Add(connection);
+        // Until the client switches to our ID it keeps addressing the one it chose (§7.2).
+        _routes[clientDestination] = connection;
+        _clientChosenIds[connection] = clientDestination;
+        UpdateRoutes(connection);
+        _accepted.Enqueue(connection);
+        connection.Receive(datagram, remote, nowUs);
+        UpdateRoutes(connection);
+    }
+
+    private bool IsSupported(uint version)
+    {
+        foreach (uint v in _options.SupportedVersions)
+        {
+            if (v == version) return true;
+        }
+        return false;
+    }
+
+    private void SendVersionNegotiation(ReadOnlySpan<byte> datagram, in NetworkAddress remote)
+    {
+        if (_stateless.Count >= MaxPendingStatelessPackets || datagram.Length < 7) return;
+        int dcidLength = datagram[5];
+        if (datagram.Length < 7 + dcidLength) return;
+        int scidLength = datagram[6 + dcidLength];
+        if (dcidLength > 255 || datagram.Length < 7 + dcidLength + scidLength) return;
+        ReadOnlySpan<byte> dcid = datagram.Slice(6, dcidLength);
+        ReadOnlySpan<byte> scid = datagram.Slice(7 + dcidLength, scidLength);
+        byte[] packet = new byte[VersionNegotiationPacket.GetEncodedLength(scid.Length, dcid.Length, _options.SupportedVersions.Length)];
+        var writer = new QuicWriter(packet);
+        Span<byte> random = stackalloc byte[1];
+        _options.Random.Fill(random);
+        // The reply swaps the IDs: its DCID is the client's SCID (§17.2.1).
+        if (!VersionNegotiationPacket.TryWrite(ref writer, scid, dcid, _options.SupportedVersions, random[0])) return;
+        _stateless.Enqueue((packet, remote));
+        VersionNegotiationsSent++;
+    }
+
+    private void SendRetry(LongHeader header, in ConnectionId clientDestination, in ConnectionId clientSource, in NetworkAddress remote, long nowUs)
+    {
+        if (_stateless.Count >= MaxPendingStatelessPackets) return;
+        ConnectionId retrySource = ConnectionId.Create(_options.Random, _options.ConnectionIdLength);
+        Span<byte> token = stackalloc byte[AddressValidationTokenCodec.MaxTokenLength];
+        int tokenLength = _tokens.WriteRetryToken(token, remote.ToEndPoint(), clientDestination, retrySource, nowUs);
+        byte[] packet = new byte[1 + 4 + 1 + clientSource.Length + 1 + retrySource.Length + tokenLength + RetryIntegrity.TagLength];
+        var writer = new QuicWriter(packet);
+        if (!RetryPacket.TryWriteWithoutTag(ref writer, header.Version, clientSource.Span, retrySource.Span, token.Slice(0, tokenLength))) return;
+        int withoutTag = writer.Position;
+        if (!RetryIntegrity.TryComputeTag(header.Version, clientDestination.Span, packet.AsSpan(0, withoutTag), packet.AsSpan(withoutTag, RetryIntegrity.TagLength))) return;
+        _stateless.Enqueue((packet.AsSpan(0, withoutTag + RetryIntegrity.TagLength).ToArray(), remote));
+        RetriesSent++;
+    }
+
+    private void SendStatelessReset(ReadOnlySpan<byte> datagram, in NetworkAddress remote)
+    {
+        // RFC 9000 §10.3: smaller than the packet that triggered it (no loops between two endpoints), at least 21 bytes.
+        int length = Math.Min(datagram.Length - 1, 43);
+        if (length < StatelessReset.MinimumLength || _stateless.Count >= MaxPendingStatelessPackets || datagram.Length < 1 + _options.ConnectionIdLength)
+        {
+            DatagramsDropped++;
+            return;
+        }
+        var dcid = new ConnectionId(datagram.Slice(1, _options.ConnectionIdLength));
+        Span<byte> token = stackalloc byte[StatelessResetToken.Length];
+        _resetTokens.Generate(dcid).CopyTo(token);
+        byte[] packet = new byte[length];
+        if (!StatelessReset.TryWrite(packet, token, _options.Random)) return;
+        _stateless.Enqueue((packet, remote));
+        StatelessResetsSent++;
+    }
+
+    public bool TrySend(Span<byte> buffer, long nowUs, out OutgoingDatagram datagram)
+    {
+        if (_stateless.TryDequeue(out (byte[] Datagram, NetworkAddress To) pending))
+        {
+            pending.Datagram.CopyTo(buffer);
+            datagram = new OutgoingDatagram(pending.Datagram.Length, pending.To, pending.Datagram.Length);
+            return true;
+        }
+        for (int i = 0; i < _connections.Count; i++)
+        {
+            int index = (_sendCursor + i) % _connections.Count;
+            Connection connection = _connections[index];
+            if (!connection.TrySend(buffer, nowUs, out int first)) continue;
+            // GSO: more full-size datagrams of the same connection go in the same batch (same size, last may be shorter).
+            int total = first;
+            for (int n = 1; n < _options.MaxSegmentsPerBatch && buffer.Length - total >= first; n++)
+            {
+                if (!connection.TrySend(buffer.Slice(total, first), nowUs, out int next)) break;
+                total += next;
+                if (next < first) break;
+            }
+            _sendCursor = (index + 1) % _connections.Count;
+            datagram = new OutgoingDatagram(total, connection.RemoteAddress, first);
+            UpdateRoutes(connection);
+            return true;
+        }
+        datagram = default;
+        return false;
+    }
+
+    public long NextTimeoutUs
+    {
+        get
+        {
+            long t = long.MaxValue;
+            foreach (Connection connection in _connections) t = Math.Min(t, connection.NextTimeoutUs);
+            return t;
+        }
+    }
+
+    public void OnTimeout(long nowUs)
+    {
+        for (int i = _connections.Count - 1; i >= 0; i--)
+        {
+            Connection connection = _connections[i];
+            if (connection.NextTimeoutUs <= nowUs)
+            {
+                connection.OnTimeout(nowUs);
+                UpdateRoutes(connection);
+            }
+            if (connection.Phase == ConnectionPhase.Closed) Remove(connection);
+        }
+    }
+
+    private void UpdateRoutes(Connection connection)
+    {
+        while (connection.LocalIds.TryDequeueRoutingChange(out ConnectionIdRoutingChange change))
+        {
+            if (change.Added) _routes[change.Id] = connection;
+            else if (_routes.TryGetValue(change.Id, out Connection? owner) && owner == connection) _routes.Remove(change.Id);
+        }
+        // Once the handshake is confirmed the client uses our IDs only; the one it chose need not route any more.
+        if (connection.IsHandshakeConfirmed && _clientChosenIds.Remove(connection, out ConnectionId chosen)
+            && _routes.TryGetValue(chosen, out Connection? routed) && routed == connection)
+        {
+            _routes.Remove(chosen);
+        }
+    }
+
+    private void Remove(Connection connection)
+    {
+        _connections.Remove(connection);
+        foreach (IssuedConnectionId issued in connection.LocalIds.Active)
+        {
+            if (_routes.TryGetValue(issued.Id, out Connection? owner) && owner == connection) _routes.Remove(issued.Id);
+        }
+        if (_clientChosenIds.Remove(connection, out ConnectionId chosen) && _routes.TryGetValue(chosen, out Connection? routed) && routed == connection)
+        {
+            _routes.Remove(chosen);
+        }
+        connection.Dispose();
+    }
+
+    /// <summary>Number of connection IDs routed (for tests: must return to zero when connections end).</summary>
+    public int RouteCount => _routes.Count;
+
+    public void Dispose()
+    {
+        foreach (Connection connection in _connections) connection.Dispose();
+        _connections.Clear();
+        _routes.Clear();
+        _tokens.Dispose();
+    }
+}

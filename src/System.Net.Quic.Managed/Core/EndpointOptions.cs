@@ -1,0 +1,27 @@
+using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>Settings of an endpoint (one UDP socket's worth of connections).</summary>
+internal sealed class EndpointOptions
+{
+    public bool IsServer { get; init; }
+
+    /// <summary>Length of the connection IDs this endpoint issues; short headers are routed by it.</summary>
+    public int ConnectionIdLength { get; init; } = 8;
+
+    /// <summary>Server: answer every Initial without a valid token with a Retry (address validation, RFC 9000 §8.1.2).</summary>
+    public bool RequireRetry { get; set; }
+
+    /// <summary>Server: most connections at once (new Initials beyond it are dropped).</summary>
+    public int MaxConnections { get; init; } = 10_000;
+
+    /// <summary>Most datagrams handed to the I/O layer in one GSO batch.</summary>
+    public int MaxSegmentsPerBatch { get; init; } = 16;
+
+    /// <summary>The versions this endpoint speaks, preferred first (Version Negotiation lists them).</summary>
+    public uint[] SupportedVersions { get; init; } = { QuicVersion.V1, QuicVersion.V2 };
+
+    public IRandomSource Random { get; init; } = SecureRandomSource.Instance;
+}

@@ -1,0 +1,77 @@
+using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Recovery;
+using System.Net.Quic.Managed.Streams;
+
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>
+/// One packet number space (RFC 9000 §12.3) of a connection: its keys, packet numbers, what was received
+/// (for ACKs) and its CRYPTO stream in both directions. Sent-packet tracking lives in recovery.
+/// </summary>
+internal sealed class PacketSpaceState : IDisposable
+{
+    /// <summary>Bound on buffered out-of-order CRYPTO data per level (RFC 9000 §7.5 asks for at least 4096 bytes).</summary>
+    public const long CryptoBufferLimit = 64 * 1024;
+
+    public PacketSpaceState(PacketNumberSpace space, long maxAckDelayUs)
+    {
+        Space = space;
+        Received = new ReceivedPacketTracker(space, space == PacketNumberSpace.ApplicationData ? maxAckDelayUs : 0);
+        CryptoSend = new SendBuffer(long.MaxValue);
+        CryptoReceive = new ReceiveBuffer(CryptoBufferLimit);
+    }
+
+    public PacketNumberSpace Space { get; }
+
+    /// <summary>Keys for Initial and Handshake packets; null until known or after discard.</summary>
+    public PacketProtectionKeys? SendKeys { get; set; }
+
+    public PacketProtectionKeys? ReceiveKeys { get; set; }
+
+    /// <summary>1-RTT keys with key update (RFC 9001 §6), one chain per direction; only in the application space.</summary>
+    public KeyPhaseKeys? SendPhaseKeys { get; set; }
+
+    public KeyPhaseKeys? ReceivePhaseKeys { get; set; }
+
+    public bool CanSend => SendKeys is not null || SendPhaseKeys is not null;
+
+    public bool CanReceive => ReceiveKeys is not null || ReceivePhaseKeys is not null;
+
+    public long NextPacketNumber { get; set; }
+
+    public ReceivedPacketTracker Received { get; }
+
+    /// <summary>Our handshake bytes at this level (retransmitted by range when lost).</summary>
+    public SendBuffer CryptoSend { get; }
+
+    /// <summary>The peer's handshake bytes at this level, reassembled.</summary>
+    public ReceiveBuffer CryptoReceive { get; }
+
+    /// <summary>Probe packets owed after a PTO (RFC 9002 §6.2.4).</summary>
+    public int ProbesPending { get; set; }
+
+    /// <summary>Keys dropped for good (RFC 9001 §4.9); nothing is sent or accepted in this space any more.</summary>
+    public bool Discarded { get; private set; }
+
+    public void Discard()
+    {
+        Discarded = true;
+        Received.Discard();
+        ProbesPending = 0;
+        DisposeKeys();
+    }
+
+    private void DisposeKeys()
+    {
+        SendKeys?.Dispose();
+        ReceiveKeys?.Dispose();
+        SendPhaseKeys?.Dispose();
+        ReceivePhaseKeys?.Dispose();
+        SendKeys = null;
+        ReceiveKeys = null;
+        SendPhaseKeys = null;
+        ReceivePhaseKeys = null;
+    }
+
+    public void Dispose() => DisposeKeys();
+}

@@ -1,0 +1,101 @@
+using System.Net.Quic.Managed.Core;
+using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Streams;
+using System.Net.Quic.Managed.Tests.Simulation;
+
+namespace System.Net.Quic.Managed.Tests.Core;
+
+/// <summary>
+/// Two real endpoints (client and server) on a seeded simulated network, like quinn-proto's test Pair. The TLS engine is
+/// replaced by <see cref="FakeCryptoHandshake"/> unless a factory says otherwise; everything else is the production core.
+/// </summary>
+internal sealed class QuicPair : IDisposable
+{
+    public const int ClientHost = 1, ServerHost = 2;
+
+    private sealed class ServerFactory : IServerConnectionFactory
+    {
+        private readonly QuicPair _pair;
+
+        public ServerFactory(QuicPair pair) => _pair = pair;
+
+        public bool TryCreate(in IncomingConnectionRequest request, out ConnectionOptions options, out ICryptoHandshake handshake)
+        {
+            options = _pair.ServerOptions;
+            handshake = _pair.ServerHandshakeFactory();
+            return true;
+        }
+    }
+
+    public QuicPair(int seed, LinkConditions? link = null, LinkConditions? reverse = null, Action<QuicPair>? configure = null)
+    {
+        Seed = seed;
+        Network = new SimulatedNetwork(seed);
+        Link = Network.Connect(ClientHost, ServerHost, link ?? new LinkConditions { DelayUs = 10_000 }, reverse);
+        ClientOptions = new ConnectionOptions { Random = new SeededRandomSource(seed * 2 + 1), Name = "client", MaxDatagramSize = 1452, Streams = DefaultStreams };
+        ServerOptions = new ConnectionOptions { Random = new SeededRandomSource(seed * 2 + 2), Name = "server", MaxDatagramSize = 1452, Streams = DefaultStreams };
+        configure?.Invoke(this);
+        ServerEndpoint = new Endpoint(new EndpointOptions { IsServer = true, Random = new SeededRandomSource(seed * 2 + 3), RequireRetry = RequireRetry }, new ServerFactory(this));
+        ClientEndpoint = new Endpoint(new EndpointOptions { IsServer = false, Random = new SeededRandomSource(seed * 2 + 4) });
+        Server = new SimulatedQuicEndpoint(ServerEndpoint);
+        Client = new SimulatedQuicEndpoint(ClientEndpoint);
+        ServerAddress = new SimAddress(ServerHost, 443);
+        ClientAddress = new SimAddress(ClientHost, 50000);
+        Network.AddEndpoint(ServerAddress, Server);
+        Network.AddEndpoint(ClientAddress, Client);
+    }
+
+    public static StreamTableOptions DefaultStreams => new()
+    {
+        InitialMaxData = 1 << 20,
+        InitialMaxStreamDataBidiLocal = 256 * 1024,
+        InitialMaxStreamDataBidiRemote = 256 * 1024,
+        InitialMaxStreamDataUni = 256 * 1024,
+        MaxStreamsBidi = 100,
+        MaxStreamsUni = 100,
+    };
+
+    public int Seed { get; }
+    public SimulatedNetwork Network { get; }
+    public SimulatedLink Link { get; }
+    public ConnectionOptions ClientOptions { get; set; }
+    public ConnectionOptions ServerOptions { get; set; }
+    public bool RequireRetry { get; set; }
+    public Func<ICryptoHandshake> ServerHandshakeFactory { get; set; } = () => new FakeCryptoHandshake(isServer: true);
+    public Func<ICryptoHandshake> ClientHandshakeFactory { get; set; } = () => new FakeCryptoHandshake(isServer: false);
+    public Endpoint ServerEndpoint { get; }
+    public Endpoint ClientEndpoint { get; }
+    public SimulatedQuicEndpoint Server { get; }
+    public SimulatedQuicEndpoint Client { get; }
+    public SimAddress ServerAddress { get; }
+    public SimAddress ClientAddress { get; }
+    public Connection? ClientConnection { get; private set; }
+    public Connection? ServerConnection { get; private set; }
+
+    public Connection Connect()
+    {
+        ClientConnection = ClientEndpoint.Connect(ClientOptions, ClientHandshakeFactory(), SimulatedQuicEndpoint.ToNetwork(ServerAddress), Network.NowUs);
+        return ClientConnection;
+    }
+
+    /// <summary>Runs until <paramref name="condition"/> holds or <paramref name="maxDurationUs"/> of virtual time passed.</summary>
+    public SimRunResult RunUntil(Func<bool> condition, long maxDurationUs = 30_000_000)
+        => Network.RunUntil(() =>
+        {
+            if (ServerConnection is null && ServerEndpoint.TryAccept(out Connection accepted)) ServerConnection = accepted;
+            return condition();
+        }, Network.NowUs + maxDurationUs);
+
+    public bool Handshake(long maxDurationUs = 30_000_000)
+    {
+        Connect();
+        RunUntil(() => ClientConnection!.IsHandshakeComplete && ServerConnection is { IsHandshakeComplete: true }, maxDurationUs);
+        return ClientConnection!.IsHandshakeComplete && ServerConnection is { IsHandshakeComplete: true };
+    }
+
+    public void Dispose()
+    {
+        ClientEndpoint.Dispose();
+        ServerEndpoint.Dispose();
+    }
+}

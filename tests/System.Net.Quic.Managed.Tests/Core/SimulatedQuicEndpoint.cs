@@ -1,0 +1,53 @@
+using System.Net.Quic.Managed.Core;
+using System.Net.Quic.Managed.Tests.Simulation;
+
+namespace System.Net.Quic.Managed.Tests.Core;
+
+/// <summary>Puts a real sans-IO <see cref="Endpoint"/> on the simulated network (splitting GSO batches into datagrams).</summary>
+internal sealed class SimulatedQuicEndpoint : ISimulatedEndpoint
+{
+    private readonly byte[] _receive = new byte[65536];
+    private readonly byte[] _batch = new byte[65536];
+    private int _batchOffset;
+    private int _batchLength;
+    private int _segment;
+    private SimAddress _batchTarget;
+
+    public SimulatedQuicEndpoint(Endpoint endpoint) => Endpoint = endpoint;
+
+    public Endpoint Endpoint { get; }
+
+    public static NetworkAddress ToNetwork(SimAddress address) => NetworkAddress.FromEndPoint(address.ToIPEndPoint());
+
+    public void Receive(ReadOnlySpan<byte> datagram, SimAddress from, long nowUs)
+    {
+        datagram.CopyTo(_receive);
+        Endpoint.Receive(_receive.AsSpan(0, datagram.Length), ToNetwork(from), nowUs);
+    }
+
+    public bool TrySend(Span<byte> buffer, long nowUs, out int written, out SimAddress to)
+    {
+        if (_batchOffset >= _batchLength)
+        {
+            if (!Endpoint.TrySend(_batch, nowUs, out OutgoingDatagram datagram))
+            {
+                written = 0;
+                to = default;
+                return false;
+            }
+            _batchOffset = 0;
+            _batchLength = datagram.Length;
+            _segment = datagram.SegmentSize;
+            _batchTarget = SimAddress.FromIPEndPoint(datagram.Remote.ToEndPoint());
+        }
+        written = Math.Min(_segment, _batchLength - _batchOffset);
+        _batch.AsSpan(_batchOffset, written).CopyTo(buffer);
+        _batchOffset += written;
+        to = _batchTarget;
+        return true;
+    }
+
+    public long NextTimeoutUs => _batchOffset < _batchLength ? 0 : Endpoint.NextTimeoutUs;
+
+    public void OnTimeout(long nowUs) => Endpoint.OnTimeout(nowUs);
+}
