@@ -86,8 +86,12 @@ public class QuicEventSourceTests
         QuicTelemetryCounters.ConnectionStarted();
         try
         {
+            // Other test classes run connections in parallel and move these process-wide counters too: wait until one
+            // published batch shows both our datagrams and our connection, whatever else happened around them.
+            bool Seen() => listener.Events.Any(e => CounterName(e) == "datagrams-sent" && CounterValue(e) >= before + 2)
+                && listener.Events.Any(e => CounterName(e) == "active-connections" && CounterValue(e) >= 1);
             var deadline = DateTime.UtcNow.AddSeconds(10);
-            while (DateTime.UtcNow < deadline && !listener.Events.Any(e => CounterName(e) == "datagrams-sent" && CounterValue(e) >= before + 2))
+            while (DateTime.UtcNow < deadline && !Seen())
             {
                 await Task.Delay(50);
             }
