@@ -18,6 +18,9 @@ internal sealed class TlsWriter
 
     public ReadOnlySpan<byte> WrittenSpan => _buffer.AsSpan(0, _length);
 
+    /// <summary>The written bytes, writable: used to patch PSK binders after the ClientHello is encoded.</summary>
+    public Span<byte> WrittenSpanForPatching => _buffer.AsSpan(0, _length);
+
     public void Clear() => _length = 0;
 
     public byte[] ToArray() => WrittenSpan.ToArray();
