@@ -300,8 +300,8 @@ internal sealed partial class TlsHandshake : IDisposable
         _clientHandshakeSecret = DeriveSecret("c hs traffic"u8, th);
         _serverHandshakeSecret = DeriveSecret("s hs traffic"u8, th);
         // Emit the read side first so the core can decrypt the peer's next flight (order within a level is irrelevant).
-        EmitSecret(EncryptionLevel.Handshake, !IsServer, IsServer ? _clientHandshakeSecret : _serverHandshakeSecret);
-        EmitSecret(EncryptionLevel.Handshake, IsServer, IsServer ? _serverHandshakeSecret : _clientHandshakeSecret);
+        EmitSecret(EncryptionLevel.Handshake, IsServer, IsServer ? _clientHandshakeSecret : _serverHandshakeSecret);
+        EmitSecret(EncryptionLevel.Handshake, !IsServer, IsServer ? _serverHandshakeSecret : _clientHandshakeSecret);
     }
 
     /// <summary>Derives application secrets from the transcript through server Finished (RFC 8446 §7.1).

@@ -66,6 +66,21 @@ public class TlsHandshakeTests
         Assert.Equal(p.Client.ResumptionMasterSecret.ToArray(), p.Server.ResumptionMasterSecret.ToArray());
         Assert.Equal(p.Client.ExporterMasterSecret.ToArray(), p.Server.ExporterMasterSecret.ToArray());
         Assert.False(p.Client.HasPendingOutput);
+
+        // The secret labelled client_handshake_traffic_secret must be the one that keys the client's Finished
+        // (RFC 8446 §4.4.4): recompute verify_data from the flights and that secret.
+        var hash = suite == TlsCipherSuite.TLS_AES_256_GCM_SHA384 ? System.Security.Cryptography.HashAlgorithmName.SHA384 : System.Security.Cryptography.HashAlgorithmName.SHA256;
+        var transcript = new TranscriptHash();
+        transcript.Append(p.Flights.Single(f => f.FromClient && f.Level == EncryptionLevel.Initial).Data);
+        transcript.Append(p.Flights.Single(f => !f.FromClient && f.Level == EncryptionLevel.Initial).Data);
+        transcript.Append(p.Flights.Single(f => !f.FromClient && f.Level == EncryptionLevel.Handshake).Data);
+        byte[] th = new byte[hashLength];
+        transcript.GetHash(hash, th);
+        byte[] expected = new byte[hashLength];
+        byte[] clientHs = p.ClientSecrets.Single(s => s.Level == EncryptionLevel.Handshake && s.IsClientSecret).Secret;
+        KeySchedule.ComputeFinished(hash, clientHs, th, expected);
+        byte[] clientFinished = p.Flights.Single(f => f.FromClient && f.Level == EncryptionLevel.Handshake).Data;
+        Assert.Equal(expected, clientFinished.AsSpan(4).ToArray());
     }
 
     [Theory]
