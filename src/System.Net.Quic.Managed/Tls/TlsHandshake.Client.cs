@@ -89,6 +89,7 @@ internal sealed partial class TlsHandshake
                 ch.KeyShares.Add(new KeyShareEntry(sh.KeyShareGroup, kx.PublicKey));
             }
             ch.Cookie = sh.Cookie;
+            DropIncompatiblePskAfterHelloRetry(ch, sh.CipherSuite);
             // RFC 8446 §4.2.10: early data is not allowed after a HelloRetryRequest.
             ch.EarlyData = false;
             var w = new TlsWriter(512);

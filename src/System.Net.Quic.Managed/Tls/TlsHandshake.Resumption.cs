@@ -25,6 +25,8 @@ internal sealed partial class TlsHandshake
     {
         TlsSessionTicket? t = _options.SessionTicket;
         if (t == null || t.IsExpired(nowUs) || !hello.CipherSuites.Contains((ushort)t.CipherSuite)) return;
+        // RFC 8446 §4.6.1: only resume toward the server name the ticket was issued for.
+        if (!string.Equals(t.ServerName, _options.ServerName, StringComparison.OrdinalIgnoreCase)) return;
         _offeredTicket = t;
         // RFC 8446 §4.2.11.1: obfuscated_ticket_age = (age in ms + ticket_age_add) mod 2^32.
         uint ageMs = (uint)((nowUs - t.ReceivedUs) / 1000);
@@ -59,6 +61,16 @@ internal sealed partial class TlsHandshake
             ks.DeriveSecret("c e traffic"u8, th, secret);
             _secrets.Enqueue(new TlsTrafficSecret(EncryptionLevel.EarlyData, true, true, _offeredTicket.CipherSuite, secret));
         }
+    }
+
+    /// <summary>RFC 8446 §4.1.4: after a HelloRetryRequest, drop a PSK whose hash does not match the selected suite.</summary>
+    private void DropIncompatiblePskAfterHelloRetry(ClientHello hello, ushort suite)
+    {
+        if (_offeredTicket == null || CipherSuiteInfo.GetHash(_offeredTicket.CipherSuite) == CipherSuiteInfo.GetHash((TlsCipherSuite)suite)) return;
+        _offeredTicket = null;
+        hello.PskIdentities.Clear();
+        hello.PskBinders.Clear();
+        hello.PskKeyExchangeModes = null;
     }
 
     private bool TryAcceptServerPskSelection(int selectedIdentity, ushort suite, out ReadOnlySpan<byte> psk)

@@ -56,6 +56,12 @@ internal sealed partial class TlsHandshake : IDisposable
 
     public bool HasFailed => State == TlsHandshakeState.Failed;
 
+    /// <summary>
+    /// True once the handshake traffic secrets exist. RFC 9001 §4.9.1: a client discards Initial keys when it first
+    /// sends a Handshake packet, a server when it first processes one; the core tracks those packet events.
+    /// </summary>
+    public bool HandshakeKeysAvailable => _clientHandshakeSecret.Length != 0;
+
     /// <summary>The alert that ended the handshake (sent, or to send, to the peer), if any.</summary>
     public TlsAlert? Alert { get; private set; }
 

@@ -113,6 +113,71 @@ public class TlsMalformedInputTests
     }
 
     [Fact]
+    public void MutatedResumptionClientHelloAndRetryFlights_NeverThrow()
+    {
+        byte[] ticketKey = new byte[32];
+        TlsHandshakeOptions ServerWithTickets()
+        {
+            TlsHandshakeOptions o = TlsEnginePair.ServerOptions(s_cert.Value, seed: 2);
+            o.SessionTicketKey = ticketKey;
+            o.EnableEarlyData = true;
+            return o;
+        }
+        TlsSessionTicket ticket;
+        using (var first = new TlsEnginePair(TlsEnginePair.ClientOptions(), ServerWithTickets()))
+        {
+            Assert.True(first.Run());
+            Assert.True(first.Client.TryDequeueSessionTicket(out ticket));
+        }
+        TlsHandshakeOptions resumeOptions = TlsEnginePair.ClientOptions(seed: 3);
+        resumeOptions.SessionTicket = ticket;
+        resumeOptions.OfferEarlyData = true;
+        byte[] resumedHello;
+        using (var resumed = new TlsEnginePair(resumeOptions, ServerWithTickets()))
+        {
+            Assert.True(resumed.Run(1_000_000));
+            Assert.True(resumed.Server.EarlyDataAccepted);
+            resumedHello = resumed.Flights[0].Data;
+        }
+
+        TlsHandshakeOptions retryClient() => TlsEnginePair.ClientOptions(seed: 4);
+        TlsHandshakeOptions retryServer = TlsEnginePair.ServerOptions(s_cert.Value, seed: 5);
+        retryServer.Groups = [NamedGroup.Secp256r1];
+        byte[] helloRetry, serverHello;
+        using (var retry = new TlsEnginePair(retryClient(), retryServer))
+        {
+            Assert.True(retry.Run());
+            var serverInitial = retry.Flights.Where(f => !f.FromClient && f.Level == EncryptionLevel.Initial).ToList();
+            helloRetry = serverInitial[0].Data;
+            serverHello = serverInitial[1].Data;
+        }
+
+        var rng = new Random(777);
+        int failures = 0;
+        for (int iteration = 0; iteration < 500; iteration++)
+        {
+            using (var server = new TlsHandshake(true, ServerWithTickets()))
+            {
+                bool ok = server.ProcessCryptoData(EncryptionLevel.Initial, Mutate(rng, resumedHello), 1_000_000);
+                AssertCleanOutcome(server, ok);
+                if (!ok) failures++;
+            }
+            using var client = new TlsHandshake(false, retryClient());
+            Assert.True(client.Start());
+            bool mutateRetry = rng.Next(2) == 0;
+            bool cok = client.ProcessCryptoData(EncryptionLevel.Initial, mutateRetry ? Mutate(rng, helloRetry) : helloRetry);
+            AssertCleanOutcome(client, cok);
+            if (cok && client.State == TlsHandshakeState.ClientWaitServerHello)
+            {
+                cok = client.ProcessCryptoData(EncryptionLevel.Initial, mutateRetry ? serverHello : Mutate(rng, serverHello));
+                AssertCleanOutcome(client, cok);
+            }
+            if (!cok) failures++;
+        }
+        Assert.True(failures > 500, $"only {failures} failures");
+    }
+
+    [Fact]
     public void EveryTruncationOfClientHello_IsIncompleteOrDecodeError()
     {
         var (clientHello, _, _, _) = RecordFlights(false);
