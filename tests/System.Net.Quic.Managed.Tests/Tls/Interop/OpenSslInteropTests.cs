@@ -172,6 +172,112 @@ public sealed class OpenSslInteropTests : IDisposable
         Assert.Contains("ALPN protocol: interop", output);
     }
 
+    [SkippableFact]
+    public void OurClient_MutualTlsAndResumption_AgainstOpenSslServer()
+    {
+        Skip.If(OpenSslMissing, "openssl binary not found at /usr/bin/openssl (apt-get install -y openssl)");
+        var (cert, key, root) = WriteCredentials(KeyKind.EcdsaP256);
+        int port = FreePort();
+        var log = new StringBuilder();
+        // -Verify 1: request and require a client certificate issued by our root.
+        StartOpenSsl($"s_server -accept 127.0.0.1:{port} -tls1_3 -cert {cert} -key {key} -Verify 1 -CAfile {root} -alpn interop -www -naccept 2", log);
+        X509Certificate2 clientCert = TlsTestCertificates.CreateLeaf(KeyKind.EcdsaP384, "client");
+
+        TlsSessionTicket ticket;
+        using (Socket socket = ConnectWithRetry(port))
+        {
+            TlsHandshakeOptions co = TcpOptions(TlsEnginePair.ClientOptions(seed: 21));
+            co.Certificate = clientCert;
+            using var engine = new TlsHandshake(false, co);
+            var records = new TlsRecordLayer(socket, engine);
+            Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{log}");
+            Assert.False(engine.IsResumed);
+            records.WriteApplicationData(Encoding.ASCII.GetBytes("GET / HTTP/1.0\r\n\r\n"));
+            var response = new StringBuilder();
+            byte[]? chunk;
+            while ((chunk = records.ReadApplicationData()) != null) response.Append(Encoding.ASCII.GetString(chunk));
+            Assert.Contains("200 ok", response.ToString(), StringComparison.OrdinalIgnoreCase);
+            Assert.Contains("Client certificate", response.ToString());
+            Assert.True(engine.TryDequeueSessionTicket(out ticket));
+        }
+
+        // Second connection: PSK resumption (psk_dhe_ke) with OpenSSL validating our binder.
+        using (Socket socket = ConnectWithRetry(port))
+        {
+            TlsHandshakeOptions co = TcpOptions(TlsEnginePair.ClientOptions(seed: 22));
+            co.SessionTicket = ticket;
+            using var engine = new TlsHandshake(false, co);
+            var records = new TlsRecordLayer(socket, engine);
+            Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{log}");
+            Assert.True(engine.IsResumed);
+            records.WriteApplicationData(Encoding.ASCII.GetBytes("GET / HTTP/1.0\r\n\r\n"));
+            var response = new StringBuilder();
+            byte[]? chunk;
+            while ((chunk = records.ReadApplicationData()) != null) response.Append(Encoding.ASCII.GetString(chunk));
+            Assert.Contains("Reused, TLSv1.3", response.ToString());
+        }
+    }
+
+    [SkippableFact]
+    public void OurServer_ResumptionAndClientCertificate_AgainstOpenSslClient()
+    {
+        Skip.If(OpenSslMissing, "openssl binary not found at /usr/bin/openssl (apt-get install -y openssl)");
+        var (clientCertPath, clientKeyPath, root) = WriteCredentials(KeyKind.EcdsaP256);
+        X509Certificate2 leaf = TlsTestCertificates.CreateLeaf(KeyKind.EcdsaP256);
+        string session = Path.Combine(_dir, "session.pem");
+        byte[] ticketKey = new byte[32];
+        new Random(3).NextBytes(ticketKey);
+
+        for (int round = 0; round < 2; round++)
+        {
+            var listener = new TcpListener(IPAddress.Loopback, 0);
+            listener.Start();
+            int port = ((IPEndPoint)listener.LocalEndpoint).Port;
+            var log = new StringBuilder();
+            string sess = round == 0 ? $"-sess_out {session} -cert {clientCertPath} -key {clientKeyPath}" : $"-sess_in {session}";
+            Process client = StartOpenSsl($"s_client -connect 127.0.0.1:{port} -tls1_3 -servername localhost -CAfile {root} -verify_return_error -alpn interop -ign_eof {sess}", log);
+            TlsHandshake engine;
+            try
+            {
+                using Task<Socket> accept = listener.AcceptSocketAsync();
+                Assert.True(accept.Wait(TimeSpan.FromSeconds(10)), "openssl s_client did not connect\n" + log);
+                using Socket socket = accept.Result;
+                socket.ReceiveTimeout = 10000;
+                TlsHandshakeOptions so = TcpOptions(TlsEnginePair.ServerOptions(leaf, seed: 30 + round));
+                so.SessionTicketKey = ticketKey;
+                so.RequestClientCertificate = round == 0;
+                so.RequireClientCertificate = round == 0;
+                engine = new TlsHandshake(true, so);
+                var records = new TlsRecordLayer(socket, engine);
+                Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{log}");
+                records.WriteApplicationData(Encoding.ASCII.GetBytes($"round {round}\n"));
+                Thread.Sleep(200);
+                socket.Shutdown(SocketShutdown.Both);
+            }
+            finally
+            {
+                listener.Stop();
+            }
+            Assert.True(client.WaitForExit((int)ProcessTimeout.TotalMilliseconds), "openssl s_client did not exit\n" + log);
+            client.WaitForExit();
+            string output;
+            lock (log) output = log.ToString();
+            Assert.Contains($"round {round}", output);
+            if (round == 0)
+            {
+                Assert.False(engine.IsResumed);
+                Assert.NotNull(engine.PeerCertificate);
+                Assert.Contains("New, TLSv1.3", output);
+            }
+            else
+            {
+                Assert.True(engine.IsResumed, output);
+                Assert.Contains("Reused, TLSv1.3", output);
+            }
+            engine.Dispose();
+        }
+    }
+
     public void Dispose()
     {
         foreach (Process p in _processes)
