@@ -7,7 +7,7 @@ namespace System.Net.Quic.Managed.Tls;
 internal struct ExtensionSet
 {
     private ulong _low;   // types 0..63
-    private ulong _quic;  // only 0x39 lives above 63 among known ones, plus a catch-all list below
+    private ulong _high;  // types 64..127; anything larger (GREASE, private use) goes to the list
     private System.Collections.Generic.List<ushort>? _other;
 
     /// <summary>Records <paramref name="type"/>; returns false if it was already present.</summary>
@@ -23,8 +23,8 @@ internal struct ExtensionSet
         if (type < 128)
         {
             ulong bit = 1UL << (type - 64);
-            if ((_quic & bit) != 0) return false;
-            _quic |= bit;
+            if ((_high & bit) != 0) return false;
+            _high |= bit;
             return true;
         }
         _other ??= new System.Collections.Generic.List<ushort>();
@@ -37,7 +37,7 @@ internal struct ExtensionSet
     {
         ushort t = (ushort)type;
         if (t < 64) return (_low & (1UL << t)) != 0;
-        if (t < 128) return (_quic & (1UL << (t - 64))) != 0;
+        if (t < 128) return (_high & (1UL << (t - 64))) != 0;
         return _other != null && _other.Contains(t);
     }
 }

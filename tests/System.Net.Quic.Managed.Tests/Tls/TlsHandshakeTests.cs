@@ -327,6 +327,25 @@ public class TlsHandshakeTests
     }
 
     [Fact]
+    public void IntermediateCertificates_AreSentAndUsedForTheChain()
+    {
+        X509Certificate2 intermediate = TlsTestCertificates.CreateIntermediate();
+        X509Certificate2 leaf = TlsTestCertificates.CreateLeaf(KeyKind.EcdsaP256, "localhost", intermediate);
+        var so = TlsEnginePair.ServerOptions(leaf);
+        using (var p = new TlsEnginePair(TlsEnginePair.ClientOptions(), so))
+        {
+            // Without the intermediate the client cannot build a chain to the trusted root.
+            Assert.False(p.Run());
+            Assert.Equal(TlsAlert.UnknownCa, p.Client.Alert);
+        }
+        so = TlsEnginePair.ServerOptions(leaf);
+        so.CertificateChain = new X509Certificate2Collection(intermediate);
+        using var p2 = new TlsEnginePair(TlsEnginePair.ClientOptions(), so);
+        Assert.True(p2.Run(), p2.Client.ErrorReason);
+        Assert.Equal(SslPolicyErrors.None, p2.Client.PeerCertificatePolicyErrors);
+    }
+
+    [Fact]
     public void MissingTransportParameters_MissingExtension()
     {
         var co = TlsEnginePair.ClientOptions();

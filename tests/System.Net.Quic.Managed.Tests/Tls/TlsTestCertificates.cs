@@ -26,6 +26,22 @@ internal static class TlsTestCertificates
         return req.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddYears(5));
     }
 
+    /// <summary>An intermediate CA (ECDSA P-256) signed by <see cref="Root"/>.</summary>
+    public static X509Certificate2 CreateIntermediate()
+    {
+        using ECDsa key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+        var req = new TlsCertificateRequest("CN=QuicManaged Test Intermediate", key, HashAlgorithmName.SHA256);
+        req.CertificateExtensions.Add(new X509BasicConstraintsExtension(true, true, 0, true));
+        req.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.KeyCertSign | X509KeyUsageFlags.CrlSign, true));
+        req.CertificateExtensions.Add(new X509SubjectKeyIdentifierExtension(req.PublicKey, false));
+        byte[] serial = new byte[8];
+        RandomNumberGenerator.Fill(serial);
+        serial[0] &= 0x7f;
+        using ECDsa rootKey = Root.GetECDsaPrivateKey()!;
+        using X509Certificate2 cert = req.Create(Root.SubjectName, X509SignatureGenerator.CreateForECDsa(rootKey), DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddYears(2), serial);
+        return cert.CopyWithPrivateKey(key);
+    }
+
     public static X509Certificate2 CreateLeaf(KeyKind kind, string dnsName = "localhost", X509Certificate2? issuer = null, bool expired = false)
     {
         issuer ??= Root;
