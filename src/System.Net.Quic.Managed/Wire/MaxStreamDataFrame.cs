@@ -1,0 +1,26 @@
+namespace System.Net.Quic.Managed.Wire;
+
+/// <summary>MAX_STREAM_DATA. RFC 9000 §19.10.</summary>
+internal readonly record struct MaxStreamDataFrame(ulong StreamId, ulong MaximumStreamData)
+{
+    public static TransportErrorCode TryRead(ref QuicReader reader, out MaxStreamDataFrame frame)
+    {
+        bool ok = reader.TryReadVarInt(out ulong streamId) & reader.TryReadVarInt(out ulong value);
+        frame = new MaxStreamDataFrame(streamId, value);
+        return ok ? TransportErrorCode.NoError : TransportErrorCode.FrameEncodingError;
+    }
+
+    public int EncodedLength => 1 + VariableLengthInteger.GetEncodedLength(StreamId) + VariableLengthInteger.GetEncodedLength(MaximumStreamData);
+
+    public bool TryWrite(ref QuicWriter writer)
+    {
+        QuicWriter w = writer;
+        if (!w.TryWriteByte((byte)FrameType.MaxStreamData) || !w.TryWriteVarInt(StreamId) || !w.TryWriteVarInt(MaximumStreamData))
+        {
+            return false;
+        }
+
+        writer = w;
+        return true;
+    }
+}

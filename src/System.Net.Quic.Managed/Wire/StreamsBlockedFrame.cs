@@ -1,0 +1,30 @@
+namespace System.Net.Quic.Managed.Wire;
+
+/// <summary>STREAMS_BLOCKED (bidirectional 0x16, unidirectional 0x17). RFC 9000 §19.14.</summary>
+internal readonly record struct StreamsBlockedFrame(bool Bidirectional, ulong MaximumStreams)
+{
+    /// <summary>A stream count cannot exceed 2^60, or stream IDs (count * 4) would overflow a varint.</summary>
+    public const ulong MaxStreamCount = 1UL << 60;
+
+    /// <summary>Reads the body; a count above 2^60 is a FRAME_ENCODING_ERROR (RFC 9000 §19.14).</summary>
+    public static TransportErrorCode TryRead(ref QuicReader reader, FrameType type, out StreamsBlockedFrame frame)
+    {
+        bool ok = reader.TryReadVarInt(out ulong value);
+        frame = new StreamsBlockedFrame(type == (FrameType)0x16, value);
+        return ok && value <= MaxStreamCount ? TransportErrorCode.NoError : TransportErrorCode.FrameEncodingError;
+    }
+
+    public int EncodedLength => 1 + VariableLengthInteger.GetEncodedLength(MaximumStreams);
+
+    public bool TryWrite(ref QuicWriter writer)
+    {
+        QuicWriter w = writer;
+        if (MaximumStreams > MaxStreamCount || !w.TryWriteByte(Bidirectional ? (byte)0x16 : (byte)0x17) || !w.TryWriteVarInt(MaximumStreams))
+        {
+            return false;
+        }
+
+        writer = w;
+        return true;
+    }
+}
