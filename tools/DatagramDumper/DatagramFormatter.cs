@@ -45,7 +45,10 @@ internal sealed class DatagramFormatter : IDisposable
         bool shown = _options.CidFilter == null || datagram.Note != null;
         try
         {
-            shown |= FormatPackets(block, datagram.Data);
+            if (datagram.Data.Length > 0 || datagram.Note == null)
+            {
+                shown |= FormatPackets(block, datagram.Data);
+            }
         }
         catch (Exception e)
         {
