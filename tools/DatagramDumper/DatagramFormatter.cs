@@ -200,20 +200,38 @@ internal sealed class DatagramFormatter : IDisposable
     {
         output.WriteLine($"{prefix} DCID={dcid} SCID={scid} len={packet.Length}");
         output.WriteLine($"    retry_token=({header.Token.Length} bytes) {HexText.Prefix(header.Token, 16)} integrity_tag={HexText.Of(header.RetryIntegrityTag)}");
-        DumpConnection? connection = FindConnection(Convert.ToHexStringLower(header.DestinationConnectionId), out Sender sender);
-        if (connection == null || sender != Sender.Server)
+        // RFC 9001 §5.8: the tag covers the client's original DCID, so checking it also finds the connection (the
+        // Retry's DCID is the client's SCID, which may be empty). RFC 9001 §5.2: new Initial keys follow.
+        DumpConnection? byCid = FindConnection(Convert.ToHexStringLower(header.DestinationConnectionId), out Sender sender);
+        DumpConnection? verified = null;
+        if (byCid != null && sender == Sender.Server && RetryIntegrity.Verify(header.Version, byCid.OriginalDcid, packet))
         {
-            output.WriteLine("    (integrity not checked: the client Initial it answers was not seen)");
-            return;
+            verified = byCid;
         }
 
-        // RFC 9001 §5.8: the tag covers the client's original DCID; RFC 9001 §5.2: new Initial keys follow.
-        bool valid = RetryIntegrity.Verify(header.Version, connection.OriginalDcid, packet);
-        output.WriteLine($"    conn={connection.Number} integrity tag {(valid ? "valid" : "INVALID")} (original DCID {HexText.Of(connection.OriginalDcid)})");
-        if (valid)
+        for (int i = _connections.Count - 1; i >= 0 && verified == null; i--)
         {
-            connection.AddCid(Sender.Server, header.SourceConnectionId);
-            connection.RekeyInitial(header.SourceConnectionId);
+            if (RetryIntegrity.Verify(header.Version, _connections[i].OriginalDcid, packet)) verified = _connections[i];
+        }
+
+        if (verified != null)
+        {
+            output.WriteLine($"    conn={verified.Number} integrity tag valid (original DCID {HexText.Of(verified.OriginalDcid)})");
+            verified.AddCid(Sender.Server, header.SourceConnectionId);
+            verified.RekeyInitial(header.SourceConnectionId);
+        }
+        else if (_options.OriginalDcid != null)
+        {
+            bool valid = RetryIntegrity.Verify(header.Version, _options.OriginalDcid, packet);
+            output.WriteLine($"    integrity tag {(valid ? "valid" : "INVALID")} for --odcid {HexText.Of(_options.OriginalDcid)}");
+        }
+        else if (byCid != null)
+        {
+            output.WriteLine($"    conn={byCid.Number} integrity tag INVALID (original DCID {HexText.Of(byCid.OriginalDcid)})");
+        }
+        else
+        {
+            output.WriteLine("    (integrity not checked: the client Initial it answers was not seen; give --odcid)");
         }
     }
 

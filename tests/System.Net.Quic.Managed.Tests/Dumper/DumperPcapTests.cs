@@ -43,6 +43,22 @@ public sealed class DumperPcapTests
         Assert.Contains("TLS ServerHello length=86", text);
     }
 
+    [Theory]
+    [InlineData(113u, 16)] // LINKTYPE_LINUX_SLL: 16-byte cooked header
+    [InlineData(101u, 0)]  // LINKTYPE_RAW
+    [InlineData(228u, 0)]  // LINKTYPE_IPV4
+    [InlineData(0u, 4)]    // LINKTYPE_NULL: 4-byte address family
+    public void OtherLinkTypesCarryIPv4(uint linkType, int linkHeaderLength)
+    {
+        byte[] ethernet = EthernetIPv4([198, 51, 100, 7], 4433, [198, 51, 100, 8], 60000, s_client);
+        byte[] frame = new byte[linkHeaderLength + ethernet.Length - 14];
+        ethernet.AsSpan(14).CopyTo(frame.AsSpan(linkHeaderLength));
+        if (linkType == 113) frame[14] = 0x08; // protocol IPv4
+        string text = RunOnFile(BuildPcap(linkType, (7, 0, frame)));
+        Assert.Contains("#1 t=0.000000 198.51.100.7:4433 -> 198.51.100.8:60000 len=1200", text);
+        Assert.Contains("TLS ClientHello length=237", text);
+    }
+
     [Fact]
     public void TruncatedPcapReportsAndKeepsEarlierRecords()
     {
@@ -84,7 +100,9 @@ public sealed class DumperPcapTests
         }
     }
 
-    private static byte[] BuildPcap(params (uint Seconds, uint Micros, byte[] Frame)[] records)
+    private static byte[] BuildPcap(params (uint Seconds, uint Micros, byte[] Frame)[] records) => BuildPcap(1, records);
+
+    private static byte[] BuildPcap(uint linkType, params (uint Seconds, uint Micros, byte[] Frame)[] records)
     {
         var file = new List<byte>();
         var header = new byte[24];
@@ -92,7 +110,7 @@ public sealed class DumperPcapTests
         BinaryPrimitives.WriteUInt16LittleEndian(header.AsSpan(4), 2);
         BinaryPrimitives.WriteUInt16LittleEndian(header.AsSpan(6), 4);
         BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(16), 65535);
-        BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(20), 1); // LINKTYPE_ETHERNET
+        BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(20), linkType);
         file.AddRange(header);
         foreach ((uint seconds, uint micros, byte[] frame) in records)
         {
