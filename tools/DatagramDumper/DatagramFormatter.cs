@@ -258,7 +258,20 @@ internal sealed class DatagramFormatter : IDisposable
         }
         else
         {
-            result = OpenResult.Failed("(no keys: connection unknown; give --odcid for a server Initial whose client Initial is missing)");
+            result = OpenResult.Failed(level == KeyLevel.Initial
+                ? "(no keys: connection unknown; give --odcid for a server Initial whose client Initial is missing)"
+                : "(no keys: connection unknown)");
+        }
+
+        bool initial = level == KeyLevel.Initial && QuicVersion.IsSupported(header.Version);
+        // RFC 9001 §5.2: a client's first Initial is protected with keys from its own DCID. Tried before the other
+        // connections' keys because an unknown DCID is most often exactly that.
+        if (initial && connection == null &&
+            TryStartConnection(packet, header, header.DestinationConnectionId, Sender.Client, out DumpConnection? created, out OpenResult opened))
+        {
+            connection = created;
+            sender = opened.Sender;
+            return opened;
         }
 
         // Attribution by connection ID failed: try every known connection's keys (zero-length IDs, migrations).
@@ -278,17 +291,12 @@ internal sealed class DatagramFormatter : IDisposable
             }
         }
 
-        if (level == KeyLevel.Initial && QuicVersion.IsSupported(header.Version))
+        if (initial && _options.OriginalDcid != null &&
+            TryStartConnection(packet, header, _options.OriginalDcid, Sender.Server, out DumpConnection? fromOdcid, out OpenResult openedWithOdcid))
         {
-            // RFC 9001 §5.2: a client's first Initial is protected with keys from its own DCID.
-            if (TryStartConnection(packet, header, header.DestinationConnectionId, Sender.Client, out DumpConnection? created, out OpenResult opened) ||
-                (_options.OriginalDcid != null &&
-                 TryStartConnection(packet, header, _options.OriginalDcid, Sender.Server, out created, out opened)))
-            {
-                connection = created;
-                sender = opened.Sender;
-                return opened;
-            }
+            connection = fromOdcid;
+            sender = openedWithOdcid.Sender;
+            return openedWithOdcid;
         }
 
         return result;
