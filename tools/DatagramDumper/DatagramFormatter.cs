@@ -103,11 +103,31 @@ internal sealed class DatagramFormatter : IDisposable
         int number = 0;
         int end = 0;
         var packets = new CoalescedPacketEnumerator(data, allowGreasedFixedBit: true);
+        string? firstDcid = null;
         while (packets.MoveNext())
         {
             number++;
             end = packets.CurrentOffset + packets.Current.Length;
-            anyShown |= FormatPacket(output, data.AsSpan(packets.CurrentOffset, packets.Current.Length), number, packets.CurrentOffset);
+            ReadOnlySpan<byte> packet = data.AsSpan(packets.CurrentOffset, packets.Current.Length);
+            if (number > 1 && packet.IndexOfAnyExcept((byte)0) < 0)
+            {
+                // Zeros after the last packet are not a packet (the Fixed Bit is clear); some stacks pad this way.
+                output.WriteLine($"  [{number}] offset={packets.CurrentOffset} {packet.Length} zero bytes after the last packet (datagram padding, not a QUIC packet)");
+                break;
+            }
+
+            if (PacketFirstByte.IsLongHeader(packet[0]) && LongHeader.TryParse(packet, out LongHeader header, allowGreasedFixedBit: true))
+            {
+                string dcid = Convert.ToHexStringLower(header.DestinationConnectionId);
+                firstDcid ??= dcid;
+                if (dcid != firstDcid)
+                {
+                    // RFC 9000 §12.2: receivers SHOULD drop coalesced packets whose DCID differs from the first one's.
+                    output.WriteLine($"  warning: packet {number} DCID differs from the first packet's; receivers drop it (RFC 9000 §12.2)");
+                }
+            }
+
+            anyShown |= FormatPacket(output, packet, number, packets.CurrentOffset);
         }
 
         if (packets.StoppedOnMalformedPacket)

@@ -65,6 +65,30 @@ public sealed class DumperPacketKindTests
         Assert.Contains("(no keys: connection unknown); if a Stateless Reset, token=77777777777777777777777777777777", withLength);
     }
 
+    [Fact]
+    public void TrailingZerosAndMismatchedCoalescedDcidsAreFlagged()
+    {
+        byte[] client = Rfc9001Vectors.Hex(SampleDatagrams.Rfc9001ClientInitial);
+        byte[] server = Rfc9001Vectors.Hex(SampleDatagrams.Rfc9001ServerInitial);
+        string padded = Format(server.Concat(new byte[40]).ToArray());
+        Assert.Contains("[2] offset=135 40 zero bytes after the last packet (datagram padding, not a QUIC packet)", padded);
+
+        string mixed = Format(client.AsSpan(0, 1200).ToArray(), server.Concat(client).ToArray());
+        Assert.Contains("warning: packet 2 DCID differs from the first packet's; receivers drop it (RFC 9000 §12.2)", mixed);
+        Assert.DoesNotContain("warning: packet 2 DCID differs", Format(client));
+    }
+
+    [Fact]
+    public void CryptoFrameFilterStillShowsTlsMessages()
+    {
+        var output = new StringWriter();
+        using var formatter = new DatagramFormatter(output, new DumpOptions { FrameFilter = "crypto" });
+        formatter.Format(new CapturedDatagram(null, null, null, Rfc9001Vectors.Hex(SampleDatagrams.Rfc9001ClientInitial)));
+        string text = output.ToString();
+        Assert.Contains("TLS ClientHello length=237", text);
+        Assert.DoesNotContain("PADDING", text);
+    }
+
     private static string Format(params byte[][] datagrams) => Format(new DumpOptions(), datagrams);
 
     private static string Format(DumpOptions options, params byte[][] datagrams)
