@@ -2,9 +2,5 @@ namespace QuicManaged.Tools.DatagramDumper;
 
 public static class Program
 {
-    public static int Main(string[] args)
-    {
-        Console.Error.WriteLine("DatagramDumper: not implemented yet.");
-        return 2;
-    }
+    public static int Main(string[] args) => DumperCommand.Run(args, Console.Out, Console.Error);
 }

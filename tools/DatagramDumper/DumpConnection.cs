@@ -1,0 +1,157 @@
+using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Wire;
+using System.Net.Security;
+
+namespace QuicManaged.Tools.DatagramDumper;
+
+/// <summary>What the dumper has learned about one QUIC connection: the client's original DCID (Initial keys), the
+/// connection IDs each side uses (to attribute packets and find short-header DCID lengths), the TLS client random and
+/// cipher suite (to pick key log secrets), packet number state and CRYPTO reassembly.</summary>
+internal sealed class DumpConnection : IDisposable
+{
+    private readonly HashSet<string> _clientCids = new(StringComparer.Ordinal);
+    private readonly HashSet<string> _serverCids = new(StringComparer.Ordinal);
+    private readonly long[] _largestPacketNumber = [-1, -1, -1, -1, -1, -1];
+    private readonly CryptoStreamBuffer?[] _cryptoStreams = new CryptoStreamBuffer?[8];
+    private readonly PacketProtectionKeys?[] _keys = new PacketProtectionKeys?[8];
+    private readonly PacketProtectionKeys?[] _nextOneRttKeys = new PacketProtectionKeys?[2];
+    private readonly bool[] _oneRttKeyPhase = new bool[2];
+    private InitialKeys _initialKeys;
+
+    public DumpConnection(int number, uint version, ReadOnlySpan<byte> originalDcid)
+    {
+        Number = number;
+        Version = version;
+        OriginalDcid = originalDcid.ToArray();
+        _initialKeys = InitialKeys.Create(version, originalDcid);
+        _serverCids.Add(Convert.ToHexStringLower(originalDcid));
+    }
+
+    public int Number { get; }
+
+    public uint Version { get; }
+
+    public byte[] OriginalDcid { get; }
+
+    /// <summary>The ClientHello random, once the client's first CRYPTO data has been decoded.</summary>
+    public byte[]? ClientRandom { get; set; }
+
+    /// <summary>The ServerHello's cipher suite; RFC 9001 §5: it protects Handshake and 1-RTT packets.</summary>
+    public TlsCipherSuite CipherSuite { get; set; } = TlsCipherSuite.TLS_AES_128_GCM_SHA256;
+
+    /// <summary>Connection IDs the client chose (servers send to them).</summary>
+    public IReadOnlyCollection<string> ClientCids => _clientCids;
+
+    /// <summary>Connection IDs the server chose, plus the original DCID (clients send to them).</summary>
+    public IReadOnlyCollection<string> ServerCids => _serverCids;
+
+    /// <summary>True once a side was seen using a zero-length connection ID: short headers to it have no DCID.</summary>
+    public bool HasEmptyCid { get; private set; }
+
+    public void AddCid(Sender owner, ReadOnlySpan<byte> cid)
+    {
+        if (cid.IsEmpty)
+        {
+            HasEmptyCid = true;
+            return;
+        }
+
+        (owner == Sender.Client ? _clientCids : _serverCids).Add(Convert.ToHexStringLower(cid));
+    }
+
+    /// <summary>Who sent a packet with this DCID (the owner's peer), or null when the DCID is not known here.</summary>
+    public Sender? SenderForDcid(string dcidHex)
+    {
+        if (_serverCids.Contains(dcidHex)) return Sender.Client;
+        if (_clientCids.Contains(dcidHex)) return Sender.Server;
+        return null;
+    }
+
+    /// <summary>RFC 9001 §5.2: after a Retry the client derives Initial keys from the Retry's Source Connection ID.</summary>
+    public void RekeyInitial(ReadOnlySpan<byte> retrySourceCid)
+    {
+        _initialKeys.Dispose();
+        _initialKeys = InitialKeys.Create(Version, retrySourceCid);
+        _largestPacketNumber[0] = -1;
+        _largestPacketNumber[1] = -1;
+    }
+
+    /// <summary>Largest packet number seen in a packet number space (RFC 9000 §12.3) from one sender, or -1.</summary>
+    public long LargestPacketNumber(KeyLevel level, Sender sender) => _largestPacketNumber[SpaceIndex(level, sender)];
+
+    public void RecordPacketNumber(KeyLevel level, Sender sender, long packetNumber)
+    {
+        int index = SpaceIndex(level, sender);
+        if (packetNumber > _largestPacketNumber[index]) _largestPacketNumber[index] = packetNumber;
+    }
+
+    public CryptoStreamBuffer CryptoStream(KeyLevel level, Sender sender) =>
+        _cryptoStreams[((int)level * 2) + (int)sender] ??= new CryptoStreamBuffer();
+
+    /// <summary>The keys that open <paramref name="sender"/>'s packets at <paramref name="level"/>: Initial keys are
+    /// derived from the original DCID, the others come from the key log. Null when unknown.</summary>
+    public PacketProtectionKeys? Keys(KeyLevel level, Sender sender, KeyLog? keyLog)
+    {
+        if (level == KeyLevel.Initial) return sender == Sender.Client ? _initialKeys.Client : _initialKeys.Server;
+        int index = ((int)level * 2) + (int)sender;
+        if (_keys[index] != null || keyLog == null) return _keys[index];
+        string? label = (level, sender) switch
+        {
+            (KeyLevel.ZeroRtt, Sender.Client) => KeyLog.ClientEarlyTrafficSecret,
+            (KeyLevel.Handshake, Sender.Client) => KeyLog.ClientHandshakeTrafficSecret,
+            (KeyLevel.Handshake, Sender.Server) => KeyLog.ServerHandshakeTrafficSecret,
+            (KeyLevel.OneRtt, Sender.Client) => KeyLog.ClientTrafficSecret0,
+            (KeyLevel.OneRtt, Sender.Server) => KeyLog.ServerTrafficSecret0,
+            _ => null,
+        };
+        if (label == null) return null;
+        byte[]? secret = keyLog.Find(ClientRandom, label);
+        if (secret == null || !QuicCipherSuite.IsSupported(CipherSuite) || secret.Length != QuicCipherSuite.GetSecretLength(CipherSuite))
+        {
+            return null;
+        }
+
+        // Looked up once the suite is known: the ServerHello precedes every Handshake packet, so the suite is settled.
+        _keys[index] = PacketProtectionKeys.Create(secret, CipherSuite, Version);
+        return _keys[index];
+    }
+
+    /// <summary>RFC 9001 §6: the key phase bit of 1-RTT packets flips on each key update; the current keys, or the
+    /// next generation when the phase differs. <see cref="ConfirmOneRttPhase"/> moves on once such a packet opens.</summary>
+    public PacketProtectionKeys? OneRttKeysForPhase(Sender sender, bool keyPhase, KeyLog? keyLog)
+    {
+        PacketProtectionKeys? current = Keys(KeyLevel.OneRtt, sender, keyLog);
+        if (current == null || keyPhase == _oneRttKeyPhase[(int)sender]) return current;
+        return _nextOneRttKeys[(int)sender] ??= current.CreateNextGeneration();
+    }
+
+    public void ConfirmOneRttPhase(Sender sender, bool keyPhase)
+    {
+        int s = (int)sender;
+        if (keyPhase == _oneRttKeyPhase[s] || _nextOneRttKeys[s] == null) return;
+        int index = ((int)KeyLevel.OneRtt * 2) + s;
+        _keys[index]?.Dispose();
+        _keys[index] = _nextOneRttKeys[s];
+        _nextOneRttKeys[s] = null;
+        _oneRttKeyPhase[s] = keyPhase;
+    }
+
+    public void Dispose()
+    {
+        _initialKeys.Dispose();
+        foreach (PacketProtectionKeys? keys in _keys) keys?.Dispose();
+        foreach (PacketProtectionKeys? keys in _nextOneRttKeys) keys?.Dispose();
+    }
+
+    // RFC 9000 §12.3: Initial, Handshake and application data (0-RTT and 1-RTT share it) spaces.
+    private static int SpaceIndex(KeyLevel level, Sender sender)
+    {
+        int space = level switch
+        {
+            KeyLevel.Initial => 0,
+            KeyLevel.Handshake => 1,
+            _ => 2,
+        };
+        return (space * 2) + (int)sender;
+    }
+}
