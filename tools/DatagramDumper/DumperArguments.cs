@@ -2,7 +2,7 @@ using System.Globalization;
 
 namespace QuicManaged.Tools.DatagramDumper;
 
-/// <summary>Parsed command line. Exactly one input (--hex, --file, --sample, --pcap) is required.</summary>
+/// <summary>Parsed command line. Exactly one input (--hex, --file, --sample, --pcap, --nettrace, --pid) is required.</summary>
 internal sealed class DumperArguments
 {
     public const string Usage = """
@@ -12,8 +12,12 @@ internal sealed class DumperArguments
           --file PATH        hex datagrams, one per line ('#' starts a comment); with --binary: one raw datagram
           --sample NAME      embedded sample: rfc9001-client-initial | rfc9001-server-initial
           --pcap PATH        pcap or pcapng capture (Ethernet, Linux SLL/SLL2, raw IPv4/IPv6; UDP)
+          --nettrace PATH    EventPipe trace with the System.Net.Quic.Managed datagram events
+                             (dotnet-trace collect -p PID --providers System.Net.Quic.Managed:0x1:5)
+          --pid PID          attach to a running process through EventPipe and print its datagrams live
         options:
           --binary           --file holds raw bytes instead of hex
+          --seconds N        --pid: stop after N seconds (default 10)
           --port N           pcap: only UDP datagrams from or to port N
           --keylog PATH      NSS key log (SSLKEYLOGFILE) to decrypt Handshake and 1-RTT packets
           --odcid HEX        the client's original Destination Connection ID (server Initials without the client's)
@@ -33,6 +37,12 @@ internal sealed class DumperArguments
     public string? Sample { get; private set; }
 
     public string? PcapPath { get; private set; }
+
+    public string? NetTracePath { get; private set; }
+
+    public int? ProcessId { get; private set; }
+
+    public int Seconds { get; private set; } = 10;
 
     public int? Port { get; private set; }
 
@@ -111,6 +121,29 @@ internal sealed class DumperArguments
                     parsed.PcapPath = value;
                     inputs++;
                     break;
+                case "--nettrace":
+                    parsed.NetTracePath = value;
+                    inputs++;
+                    break;
+                case "--pid":
+                    if (!TryParseInt(value, 1, int.MaxValue, out int pid))
+                    {
+                        error = "--pid: expected a process ID";
+                        return false;
+                    }
+
+                    parsed.ProcessId = pid;
+                    inputs++;
+                    break;
+                case "--seconds":
+                    if (!TryParseInt(value, 1, 86_400, out int seconds))
+                    {
+                        error = "--seconds: expected 1..86400";
+                        return false;
+                    }
+
+                    parsed.Seconds = seconds;
+                    break;
                 case "--keylog":
                     parsed.KeyLogPath = value;
                     break;
@@ -171,7 +204,7 @@ internal sealed class DumperArguments
         if (parsed.Help) return true;
         if (inputs != 1)
         {
-            error = inputs == 0 ? "no input: give one of --hex, --file, --sample, --pcap" : "give exactly one input";
+            error = inputs == 0 ? "no input: give one of --hex, --file, --sample, --pcap, --nettrace, --pid" : "give exactly one input";
             return false;
         }
 

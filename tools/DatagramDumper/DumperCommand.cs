@@ -54,6 +54,28 @@ internal static class DumperCommand
 
             source = new PcapDatagramSource(capture, parsed.Port);
         }
+        else if (parsed.NetTracePath != null)
+        {
+            if (!File.Exists(parsed.NetTracePath))
+            {
+                error.WriteLine($"error: cannot read {parsed.NetTracePath}: no such file");
+                return InputError;
+            }
+
+            source = EventPipeDatagramSource.FromFile(parsed.NetTracePath);
+        }
+        else if (parsed.ProcessId is int pid)
+        {
+            try
+            {
+                source = EventPipeDatagramSource.FromProcess(pid, TimeSpan.FromSeconds(parsed.Seconds));
+            }
+            catch (Exception e) when (e is Microsoft.Diagnostics.NETCore.Client.ServerNotAvailableException or UnauthorizedAccessException or IOException or TimeoutException)
+            {
+                error.WriteLine($"error: cannot attach to PID {pid}: {e.Message}");
+                return InputError;
+            }
+        }
         else if (parsed.Binary)
         {
             if (!TryReadBytes(parsed.FilePath!, error, out byte[] datagram)) return InputError;
