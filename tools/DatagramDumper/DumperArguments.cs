@@ -18,6 +18,7 @@ internal sealed class DumperArguments
         options:
           --binary           --file holds raw bytes instead of hex
           --seconds N        --pid: stop after N seconds (default 10)
+          --counters         --pid: print the EventCounters (like dotnet-counters monitor) instead of datagrams
           --port N           pcap: only UDP datagrams from or to port N
           --keylog PATH      NSS key log (SSLKEYLOGFILE) to decrypt Handshake and 1-RTT packets
           --odcid HEX        the client's original Destination Connection ID (server Initials without the client's)
@@ -43,6 +44,8 @@ internal sealed class DumperArguments
     public int? ProcessId { get; private set; }
 
     public int Seconds { get; private set; } = 10;
+
+    public bool Counters { get; private set; }
 
     public int? Port { get; private set; }
 
@@ -75,6 +78,9 @@ internal sealed class DumperArguments
                     continue;
                 case "--binary":
                     parsed.Binary = true;
+                    continue;
+                case "--counters":
+                    parsed.Counters = true;
                     continue;
             }
 
@@ -205,6 +211,12 @@ internal sealed class DumperArguments
         if (inputs != 1)
         {
             error = inputs == 0 ? "no input: give one of --hex, --file, --sample, --pcap, --nettrace, --pid" : "give exactly one input";
+            return false;
+        }
+
+        if (parsed.Counters && parsed.ProcessId == null)
+        {
+            error = "--counters applies to --pid only";
             return false;
         }
 

@@ -64,6 +64,10 @@ internal static class DumperCommand
 
             source = EventPipeDatagramSource.FromFile(parsed.NetTracePath);
         }
+        else if (parsed.ProcessId is int counterPid && parsed.Counters)
+        {
+            return CounterMonitor.Run(counterPid, TimeSpan.FromSeconds(parsed.Seconds), TimeSpan.FromSeconds(1), output, error);
+        }
         else if (parsed.ProcessId is int pid)
         {
             try
