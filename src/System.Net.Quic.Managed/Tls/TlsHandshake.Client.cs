@@ -14,6 +14,7 @@ internal sealed partial class TlsHandshake
     {
         var hello = new ClientHello();
         _options.Random.Fill(hello.Random);
+        ClientRandom = (byte[])hello.Random.Clone();
         foreach (TlsCipherSuite s in _options.CipherSuites)
         {
             if (CipherSuiteInfo.IsSupported(s)) hello.CipherSuites.Add((ushort)s);

@@ -59,7 +59,7 @@ internal sealed partial class TlsHandshake
             _transcript.GetHash(hash, encodedHello.WrittenSpan, th);
             byte[] secret = new byte[ks.HashLength];
             ks.DeriveSecret("c e traffic"u8, th, secret);
-            _secrets.Enqueue(new TlsTrafficSecret(EncryptionLevel.EarlyData, true, true, _offeredTicket.CipherSuite, secret));
+            EmitSecret(new TlsTrafficSecret(EncryptionLevel.EarlyData, true, true, _offeredTicket.CipherSuite, secret));
         }
     }
 
@@ -160,7 +160,7 @@ internal sealed partial class TlsHandshake
         byte[] th = CurrentTranscriptHash();
         byte[] secret = new byte[ks.HashLength];
         ks.DeriveSecret("c e traffic"u8, th, secret);
-        _secrets.Enqueue(new TlsTrafficSecret(EncryptionLevel.EarlyData, true, false, NegotiatedCipherSuite!.Value, secret));
+        EmitSecret(new TlsTrafficSecret(EncryptionLevel.EarlyData, true, false, NegotiatedCipherSuite!.Value, secret));
     }
 
     private void ServerSendSessionTicket(long nowUs)

@@ -14,6 +14,7 @@ internal sealed partial class TlsHandshake
     private bool ServerHandleClientHello(ReadOnlySpan<byte> body, byte[] message, long nowUs)
     {
         TlsAlert? alert = ClientHello.TryDecode(body, out ClientHello ch);
+        if (alert is null && ClientRandom is null) ClientRandom = (byte[])ch.Random.Clone();
         if (alert != null) return Fail(alert.Value, "malformed ClientHello");
         bool second = State == TlsHandshakeState.ServerWaitSecondClientHello;
 

@@ -293,7 +293,16 @@ internal sealed partial class TlsHandshake : IDisposable
     }
 
     private void EmitSecret(EncryptionLevel level, bool clientSecret, byte[] secret)
-        => _secrets.Enqueue(new TlsTrafficSecret(level, clientSecret, clientSecret != IsServer, NegotiatedCipherSuite!.Value, secret));
+        => EmitSecret(new TlsTrafficSecret(level, clientSecret, clientSecret != IsServer, NegotiatedCipherSuite!.Value, secret));
+
+    private void EmitSecret(TlsTrafficSecret secret)
+    {
+        _secrets.Enqueue(secret);
+        if (_options.KeyLog is { } log && ClientRandom is { } random) log(NssKeyLog.FormatLine(secret, random));
+    }
+
+    /// <summary>The ClientHello random (of the first ClientHello), which keys the NSS key log.</summary>
+    public byte[]? ClientRandom { get; private set; }
 
     /// <summary>Derives both handshake traffic secrets after ServerHello (RFC 8446 §7.1).</summary>
     private void DeriveHandshakeSecrets(ReadOnlySpan<byte> psk, byte[] sharedSecret)

@@ -65,6 +65,12 @@ internal sealed class TlsHandshakeOptions
     /// <summary>Chain policy (trust store, revocation). Default: system trust, no revocation check, no downloads.</summary>
     public X509ChainPolicy? CertificateChainPolicy { get; set; }
 
+    /// <summary>
+    /// Receives NSS key log lines (SSLKEYLOGFILE format: label, client random, secret in hex) as secrets become known.
+    /// Null (the default) logs nothing; the public API sets it only when the application opted in to key logging.
+    /// </summary>
+    public Action<string>? KeyLog { get; set; }
+
     /// <summary>Randomness for client/server random, key shares, ticket data.</summary>
     public IRandomSource Random { get; set; } = SecureRandomSource.Instance;
 
