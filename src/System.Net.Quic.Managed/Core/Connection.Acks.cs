@@ -43,9 +43,10 @@ internal sealed partial class Connection
     }
 
     /// <summary>A packet was declared lost: each of its frames is queued again with current values (RFC 9000 §13.3).</summary>
-    internal void OnPacketLost(PacketNumberSpace spaceId, SentFrameList? frames)
+    internal void OnPacketLost(PacketNumberSpace spaceId, SentFrameList? frames, long packetNumber)
     {
         Statistics.PacketsLost++;
+        _tracer?.PacketLost(_lastEventUs, QlogPacketType(spaceId), packetNumber);
         if (frames is null)
         {
             QuicTelemetryCounters.PacketsLostAdd(1, 0);

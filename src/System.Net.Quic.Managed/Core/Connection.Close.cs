@@ -47,6 +47,7 @@ internal sealed partial class Connection
 
     private void LogClosed(bool byPeer)
     {
+        if (Error is not null) _tracer?.ConnectionClosed(_lastEventUs, byPeer, Error.Source == ConnectionErrorSource.Application, Error.Code, Error.Reason);
         if (!QuicEventSource.Log.IsEnabled() || Error is null) return;
         QuicEventSource.Log.ConnectionClosed(_options.Name, (long)Error.Code, Error.Source == ConnectionErrorSource.Application, byPeer, Error.Reason ?? "");
     }

@@ -25,6 +25,7 @@ internal sealed partial class Connection
         {
             TransportErrorCode error = FrameTypes.TryRead(ref reader, out FrameType type);
             frameType = (ulong)type;
+            _tracedFrameTypes?.Add(frameType);
             if (error != TransportErrorCode.NoError)
             {
                 reason = "unknown or malformed frame type";

@@ -15,6 +15,7 @@ internal sealed partial class Connection
     public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs)
     {
         if (_close.Phase is ConnectionPhase.Closed or ConnectionPhase.Draining) return;
+        _lastEventUs = nowUs;
         Statistics.DatagramsReceived++;
         Statistics.BytesReceived += datagram.Length;
         QuicTelemetryCounters.DatagramReceived(datagram.Length);
@@ -178,6 +179,7 @@ internal sealed partial class Connection
 
         Statistics.PacketsReceived++;
         _idle.OnPacketReceived(nowUs);
+        _tracedFrameTypes?.Clear();
         TransportErrorCode error = ProcessFrames(space, packetType, payload, nowUs, out bool ackEliciting, out ulong frameType, out string? reason);
         if (error != TransportErrorCode.NoError)
         {
@@ -185,6 +187,7 @@ internal sealed partial class Connection
             return true;
         }
         space.Received.OnPacketReceived(pn, ackEliciting, nowUs);
+        if (_tracer is not null) TracePacketReceived(packetType, pn, payload.Length, nowUs);
         DrainHandshake(nowUs);
         ReportPathSample();
         return true;

@@ -180,6 +180,7 @@ internal sealed partial class Connection
         }
         if (ackEliciting) _idle.OnAckElicitingPacketSent(nowUs);
         _keepAlivePending = false;
+        if (_tracer is not null) TracePacketSent(space.Space, pn, total, frames, nowUs);
         Statistics.PacketsSent++;
         return total;
     }

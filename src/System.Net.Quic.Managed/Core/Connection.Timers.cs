@@ -40,6 +40,7 @@ internal sealed partial class Connection
     /// <summary>Runs whatever timers are due at <paramref name="nowUs"/>; then call TrySend.</summary>
     public void OnTimeout(long nowUs)
     {
+        _lastEventUs = nowUs;
         switch (_close.Phase)
         {
             case ConnectionPhase.Closed:

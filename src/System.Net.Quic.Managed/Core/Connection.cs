@@ -147,6 +147,25 @@ internal sealed partial class Connection : IDisposable
 
     internal RecoveryController<SentPacketMeta> Recovery => _recovery;
 
+    /// <summary>
+    /// Protocol tracing (qlog). Null by default: every call site checks it first, so tracing costs nothing when off.
+    /// </summary>
+    public IConnectionTracer? Tracer
+    {
+        get => _tracer;
+        set
+        {
+            _tracer = value;
+            _tracedFrameTypes = value is null ? null : new List<ulong>();
+        }
+    }
+
+    private IConnectionTracer? _tracer;
+    private List<ulong>? _tracedFrameTypes;
+
+    /// <summary>The Destination Connection ID of the client's first Initial (names qlog files).</summary>
+    public ConnectionId OriginalDestinationId => _originalDestinationId;
+
     /// <summary>The next event for the API layer.</summary>
     public bool TryDequeueEvent(out ConnectionEvent e) => _events.TryDequeue(out e);
 
@@ -181,6 +200,7 @@ internal sealed partial class Connection : IDisposable
         _disposed = true;
         foreach (PacketSpaceState space in _spaces) space.Dispose();
         _tls.Dispose();
+        _tracer?.Dispose();
         QuicTelemetryCounters.RemovePathSample(_lastReportedRttUs, _lastReportedCwnd);
         QuicTelemetryCounters.ConnectionEnded();
     }

@@ -11,5 +11,5 @@ internal readonly struct ConnectionSentPacketSink : ISentPacketSink<SentPacketMe
 
     public void OnPacketAcked(PacketNumberSpace space, in SentPacket<SentPacketMeta> packet) => _connection.OnPacketAcked(space, packet.Meta.Frames);
 
-    public void OnPacketLost(PacketNumberSpace space, in SentPacket<SentPacketMeta> packet) => _connection.OnPacketLost(space, packet.Meta.Frames);
+    public void OnPacketLost(PacketNumberSpace space, in SentPacket<SentPacketMeta> packet) => _connection.OnPacketLost(space, packet.Meta.Frames, packet.PacketNumber);
 }

@@ -1,5 +1,6 @@
 using System.Collections.Generic;
 using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Diagnostics;
 using System.Net.Quic.Managed.Ids;
 using System.Net.Quic.Managed.Wire;
 
@@ -62,6 +63,10 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     {
         if (datagram.IsEmpty) return;
         Connection? connection = Route(datagram);
+        if (QuicEventSource.Log.DatagramsEnabled)
+        {
+            QuicEventSource.Log.OnDatagram(false, connection?.InitialSourceId.ToString() ?? "-", datagram, nowUs, _options.LocalName, remote.ToString());
+        }
         if (connection is not null)
         {
             connection.Receive(datagram, remote, nowUs);
@@ -238,11 +243,22 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             }
             _sendCursor = (index + 1) % _connections.Count;
             datagram = new OutgoingDatagram(total, connection.RemoteAddress, first);
+            if (QuicEventSource.Log.DatagramsEnabled) LogSent(connection, buffer.Slice(0, total), first, nowUs);
             UpdateRoutes(connection);
             return true;
         }
         datagram = default;
         return false;
+    }
+
+    private void LogSent(Connection connection, ReadOnlySpan<byte> batch, int segment, long nowUs)
+    {
+        string id = connection.InitialSourceId.ToString();
+        string remote = connection.RemoteAddress.ToString();
+        for (int offset = 0; offset < batch.Length; offset += segment)
+        {
+            QuicEventSource.Log.OnDatagram(true, id, batch.Slice(offset, Math.Min(segment, batch.Length - offset)), nowUs, _options.LocalName, remote);
+        }
     }
 
     public long NextTimeoutUs

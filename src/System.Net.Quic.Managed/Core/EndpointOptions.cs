@@ -24,4 +24,7 @@ internal sealed class EndpointOptions
     public uint[] SupportedVersions { get; init; } = { QuicVersion.V1, QuicVersion.V2 };
 
     public IRandomSource Random { get; init; } = SecureRandomSource.Instance;
+
+    /// <summary>The local address as text, for diagnostics events (the core does not know its socket).</summary>
+    public string LocalName { get; set; } = "";
 }
