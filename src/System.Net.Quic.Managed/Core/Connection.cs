@@ -61,7 +61,8 @@ internal sealed partial class Connection : IDisposable
     private long _lastReportedCwnd;
     private bool _disposed;
 
-    private Connection(ConnectionOptions options, ICryptoHandshake tls, bool isServer, in NetworkAddress remote, long nowUs)
+    private Connection(ConnectionOptions options, ICryptoHandshake tls, bool isServer, in NetworkAddress remote, long nowUs,
+        StatelessResetTokenGenerator? resetTokens)
     {
         _options = options;
         _tls = tls;
@@ -83,15 +84,20 @@ internal sealed partial class Connection : IDisposable
         _handshakeDeadlineUs = options.HandshakeTimeoutUs == long.MaxValue ? long.MaxValue : nowUs + options.HandshakeTimeoutUs;
         _peerIds = new PeerConnectionIdSet(options.ActiveConnectionIdLimit);
         _initialSourceId = ConnectionId.Create(_random, options.LocalConnectionIdLength);
-        _localIds = new LocalConnectionIdSet(_initialSourceId, _random, new StatelessResetTokenGenerator(_random));
+        _localIds = new LocalConnectionIdSet(_initialSourceId, _random, resetTokens ?? new StatelessResetTokenGenerator(_random));
         _localParameters = CreateLocalParameters();
         QuicTelemetryCounters.ConnectionStarted();
     }
 
-    /// <summary>Creates a client connection and starts its handshake (the first flight is ready to send).</summary>
-    public static Connection CreateClient(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote, long nowUs)
+    /// <summary>
+    /// Creates a client connection and starts its handshake (the first flight is ready to send). <paramref name="resetTokens"/>
+    /// is the endpoint's generator: the tokens we advertise must be the ones the endpoint can recompute after losing our
+    /// state (RFC 9000 §10.3.2); null gives the connection a private key (no endpoint to reset on its behalf).
+    /// </summary>
+    public static Connection CreateClient(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote, long nowUs,
+        StatelessResetTokenGenerator? resetTokens = null)
     {
-        var connection = new Connection(options, tls, isServer: false, remote, nowUs);
+        var connection = new Connection(options, tls, isServer: false, remote, nowUs, resetTokens);
         connection.StartClient(nowUs);
         return connection;
     }
@@ -104,9 +110,9 @@ internal sealed partial class Connection : IDisposable
     /// </summary>
     public static Connection CreateServer(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote,
         in ConnectionId originalDestinationId, in ConnectionId clientInitialDestinationId, in ConnectionId clientSourceId,
-        ConnectionId? retrySourceId, long nowUs)
+        ConnectionId? retrySourceId, long nowUs, StatelessResetTokenGenerator? resetTokens = null)
     {
-        var connection = new Connection(options, tls, isServer: true, remote, nowUs);
+        var connection = new Connection(options, tls, isServer: true, remote, nowUs, resetTokens);
         connection.StartServer(originalDestinationId, clientInitialDestinationId, clientSourceId, retrySourceId, nowUs);
         return connection;
     }

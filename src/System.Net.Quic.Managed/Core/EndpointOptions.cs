@@ -24,4 +24,10 @@ internal sealed class EndpointOptions
     public uint[] SupportedVersions { get; init; } = { QuicVersion.V1, QuicVersion.V2 };
 
     public IRandomSource Random { get; init; } = SecureRandomSource.Instance;
+
+    /// <summary>
+    /// The static key stateless reset tokens are derived from (RFC 9000 §10.3.2), at least 16 bytes; null draws a random one.
+    /// Set it to keep resets working across a restart of the endpoint (a new endpoint can then reset the old one's connections).
+    /// </summary>
+    public byte[]? StatelessResetKey { get; init; }
 }
