@@ -22,4 +22,17 @@ internal sealed partial class Connection
         frames.Add(new SentFrame(SentFrameKind.Ping, 0, 0, 0, false));
         return true;
     }
+
+    /// <summary>
+    /// TEST ONLY: switches to the next send key phase now, skipping the RFC 9001 §6.1 preconditions that
+    /// <see cref="InitiateKeyUpdate"/> enforces, so tests can check that the peer rejects a premature update.
+    /// </summary>
+    internal void ForceKeyUpdateForTesting()
+    {
+        PacketSpaceState app = Space(System.Net.Quic.Managed.Recovery.PacketNumberSpace.ApplicationData);
+        if (app.SendPhaseKeys is null) throw new InvalidOperationException("No 1-RTT keys yet.");
+        app.SendPhaseKeys.Update();
+        _currentSendPhaseFirstPacket = app.NextPacketNumber;
+        Statistics.KeyUpdates++;
+    }
 }

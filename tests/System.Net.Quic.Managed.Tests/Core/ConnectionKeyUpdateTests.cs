@@ -1,5 +1,6 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Tests.Simulation;
+using System.Net.Quic.Managed.Wire;
 using Xunit.Abstractions;
 
 namespace System.Net.Quic.Managed.Tests.Core;
@@ -74,5 +75,40 @@ public class ConnectionKeyUpdateTests(ITestOutputHelper output)
         Assert.True(client.InitiateKeyUpdate());
         Assert.Equal(2, client.Statistics.KeyUpdates);
         Assert.Equal(ConnectionPhase.Open, client.Phase);
+    }
+
+    /// <summary>
+    /// RFC 9001 §6.1: a key update may not come before the handshake is confirmed. The server (with a test hook that skips
+    /// its own checks) switches phase as soon as its handshake completes, and the datagrams of that moment, which carry
+    /// HANDSHAKE_DONE in the old phase, are lost: the client, not yet confirmed, sees the new phase and closes with
+    /// KEY_UPDATE_ERROR.
+    /// </summary>
+    [Fact]
+    public void PrematureKeyUpdateByThePeerClosesWithKeyUpdateError()
+    {
+        using var pair = new QuicPair(seed: 502);
+        long forcedAtUs = -1;
+        pair.Network.Interceptor = d =>
+        {
+            if (d.From.Host != QuicPair.ServerHost || (d.Data[0] & 0x80) != 0) return InterceptAction.Pass;
+            Connection? server = pair.ServerConnection ?? (pair.ServerEndpoint.Connections.Count > 0 ? pair.ServerEndpoint.Connections[0] : null);
+            if (forcedAtUs < 0 && server is { IsHandshakeComplete: true })
+            {
+                server.ForceKeyUpdateForTesting();
+                forcedAtUs = d.NowUs;
+            }
+            return forcedAtUs == d.NowUs ? InterceptAction.Drop : InterceptAction.Pass;
+        };
+        Connection client = pair.Connect();
+        pair.RunUntil(() => client.Phase != ConnectionPhase.Open, 3_000_000);
+        Assert.True(forcedAtUs >= 0);
+        Assert.False(client.IsHandshakeConfirmed);
+        Assert.Equal(ConnectionErrorSource.Transport, client.Error!.Source);
+        Assert.Equal((ulong)TransportErrorCode.KeyUpdateError, client.Error.Code);
+        Assert.False(client.Error.ByPeer);
+        Connection serverConnection = pair.ServerEndpoint.Connections[0];
+        pair.RunUntil(() => serverConnection.Phase != ConnectionPhase.Open, 1_000_000);
+        Assert.Equal((ulong)TransportErrorCode.KeyUpdateError, serverConnection.Error!.Code);
+        Assert.True(serverConnection.Error.ByPeer);
     }
 }
