@@ -1,5 +1,6 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Tests.Simulation;
+using System.Net.Security;
 using System.Net.Quic.Managed.Wire;
 using Xunit.Abstractions;
 
@@ -49,6 +50,39 @@ public class ConnectionKeyUpdateTests(ITestOutputHelper output)
         Assert.Equal(updates, server.Statistics.KeyUpdates);
         Assert.Equal(ConnectionPhase.Open, client.Phase);
         Assert.Equal(ConnectionPhase.Open, server.Phase);
+    }
+
+    /// <summary>
+    /// RFC 9001 §6.1 with the real TLS engine: the next secrets come from the negotiated suite's hash ("quic ku"), so each
+    /// suite (SHA-256 and SHA-384 based, AES-GCM and ChaCha20) is updated several times in both directions mid-transfer.
+    /// </summary>
+    [Theory]
+    [InlineData(TlsCipherSuite.TLS_AES_128_GCM_SHA256)]
+    [InlineData(TlsCipherSuite.TLS_AES_256_GCM_SHA384)]
+    [InlineData(TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256)]
+    public void KeyUpdatesWithRealTlsForEachCipherSuite(TlsCipherSuite suite)
+    {
+        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20, LossProbability = 0.01 };
+        using var pair = new QuicPair(seed: 503, link, configure: p => ConnectionTlsTests.UseRealTls(p, suite: suite));
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        Assert.Equal(suite, client.Handshake.NegotiatedCipherSuite);
+        const long total = 2 << 20;
+        var upload = new StreamTransfer(pair, client, server, total);
+        var download = new StreamTransfer(pair, server, client, total);
+        int updates = 0;
+        pair.RunUntil(() =>
+        {
+            bool done = upload.Step() & download.Step();
+            if (!done && upload.Received >= (updates + 1) * (total / 6) && (updates % 2 == 0 ? client : server).InitiateKeyUpdate()) updates++;
+            return done;
+        }, 30_000_000);
+        Assert.True(upload.ReceivedFin && download.ReceivedFin);
+        Assert.False(upload.Corrupted || download.Corrupted);
+        Assert.True(updates >= 4, $"only {updates} updates");
+        pair.RunUntil(() => client.Statistics.KeyUpdates == updates && server.Statistics.KeyUpdates == updates, 1_000_000);
+        Assert.Equal(updates, client.Statistics.KeyUpdates);
+        Assert.Equal(updates, server.Statistics.KeyUpdates);
     }
 
     /// <summary>RFC 9001 §6.1: no key update before the handshake is confirmed, nor before the current phase was acknowledged.</summary>
