@@ -119,6 +119,9 @@ internal sealed partial class Connection
                 case SentFrameKind.HandshakeDone:
                     _handshakeDonePending = true;
                     break;
+                case SentFrameKind.PathChallenge:
+                    OnPathChallengeLost();
+                    break;
             }
         }
         Statistics.StreamBytesRetransmitted += retransmitted;

@@ -55,6 +55,49 @@ public class ConnectionMigrationTests(ITestOutputHelper output)
     }
 
     /// <summary>
+    /// RFC 9000 §8.2.1 / §9.3: the first datagrams the server sends to the client's new address (with its PATH_CHALLENGE)
+    /// are lost. The server must challenge again rather than give up on a path that works, and must not fall back to
+    /// the old address, where nobody listens any more.
+    /// </summary>
+    [Fact]
+    public void NatRebindingSurvivesTheLossOfThePathChallenge()
+    {
+        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
+        using var pair = new QuicPair(seed: 702, link);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        pair.RunUntil(() => client.IsHandshakeConfirmed, 1_000_000);
+        const long total = 2 << 20;
+        var upload = new StreamTransfer(pair, client, server, total);
+        SimAddress oldAddress = pair.ClientAddress, newAddress = new(QuicPair.ClientHost, 50003);
+        bool rebound = false, serverSwitched = false;
+        long toNewPort = 0, toOldAfterSwitch = 0;
+        pair.Network.Interceptor = d =>
+        {
+            if (d.From.Host != QuicPair.ServerHost) return InterceptAction.Pass;
+            if (d.To == newAddress && toNewPort++ < 3) return InterceptAction.Drop;
+            if (serverSwitched && d.To == oldAddress) toOldAfterSwitch++;
+            return InterceptAction.Pass;
+        };
+        pair.RunUntil(() =>
+        {
+            bool done = upload.Step();
+            if (!rebound && upload.Received > total / 4)
+            {
+                pair.Network.Rebind(pair.Client, newAddress);
+                rebound = true;
+            }
+            serverSwitched |= server.RemoteAddress == SimulatedQuicEndpoint.ToNetwork(newAddress);
+            return done;
+        }, 30_000_000);
+        output.WriteLine($"server validations {server.PathValidations}, datagrams to the new port {toNewPort}, to the old one after the switch {toOldAfterSwitch}");
+        Assert.True(upload.ReceivedFin && !upload.Corrupted);
+        Assert.Equal(1, server.PathValidations);
+        Assert.Equal(SimulatedQuicEndpoint.ToNetwork(newAddress), server.RemoteAddress);
+        Assert.Equal(0, toOldAfterSwitch);
+    }
+
+    /// <summary>
     /// RFC 9000 §9.5: a client that migrates on purpose (new local address) switches to a connection ID the server issued
     /// but that was never used, validates the path, and retires the old ID (RETIRE_CONNECTION_ID), so the server stops
     /// routing it and issues a replacement.
