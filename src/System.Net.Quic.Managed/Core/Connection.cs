@@ -30,6 +30,8 @@ internal sealed partial class Connection : IDisposable
     private readonly LocalConnectionIdSet _localIds;
     private readonly PeerConnectionIdSet _peerIds;
     private readonly Queue<ConnectionEvent> _events = new();
+    private readonly HashSet<long> _readablePending = new();
+    private readonly HashSet<long> _writablePending = new();
     private readonly Queue<ulong> _pathResponses = new();
     private readonly byte[] _cryptoReadBuffer = new byte[4096];
     private readonly TransportParameters _localParameters;
@@ -154,11 +156,30 @@ internal sealed partial class Connection : IDisposable
     internal RecoveryController<SentPacketMeta> Recovery => _recovery;
 
     /// <summary>The next event for the API layer.</summary>
-    public bool TryDequeueEvent(out ConnectionEvent e) => _events.TryDequeue(out e);
+    public bool TryDequeueEvent(out ConnectionEvent e)
+    {
+        if (!_events.TryDequeue(out e)) return false;
+        if (e.Kind == ConnectionEventKind.StreamReadable) _readablePending.Remove(e.StreamId);
+        else if (e.Kind == ConnectionEventKind.StreamWritable) _writablePending.Remove(e.StreamId);
+        return true;
+    }
 
     private PacketSpaceState Space(PacketNumberSpace space) => _spaces[(int)space];
 
-    private void Emit(ConnectionEventKind kind, long streamId = -1) => _events.Enqueue(new ConnectionEvent(kind, streamId, Error));
+    /// <summary>
+    /// Queues an event. Readable and writable notifications are coalesced per stream: one still waiting in the queue
+    /// already tells the application to look at the stream, so every STREAM frame or ACK adding another would only
+    /// grow the queue with the transfer (one per packet) when the application is slow to drain it.
+    /// </summary>
+    private void Emit(ConnectionEventKind kind, long streamId = -1)
+    {
+        if (kind == ConnectionEventKind.StreamReadable && !_readablePending.Add(streamId)) return;
+        if (kind == ConnectionEventKind.StreamWritable && !_writablePending.Add(streamId)) return;
+        _events.Enqueue(new ConnectionEvent(kind, streamId, Error));
+    }
+
+    /// <summary>Events queued for the application but not yet taken.</summary>
+    internal int PendingEventCount => _events.Count;
 
     private TransportParameters CreateLocalParameters()
     {

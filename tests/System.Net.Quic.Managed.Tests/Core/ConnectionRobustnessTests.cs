@@ -12,19 +12,17 @@ public class ConnectionRobustnessTests(ITestOutputHelper output)
     /// either completes or the connection closes with a transport error, and the endpoints' state stays bounded.
     /// </summary>
     [Theory]
-    [InlineData(900)]
-    [InlineData(901)]
-    public void FuzzedDatagramsDuringATransfer(int seed)
+    [InlineData(900, false)]
+    [InlineData(901, false)]
+    [InlineData(902, true)]
+    [InlineData(903, true)]
+    public void FuzzedDatagramsDuringATransfer(int seed, bool fromTheFirstPacket)
     {
         var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
         using var pair = new QuicPair(seed, link);
-        Assert.True(pair.Handshake());
-        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
-        const long total = 2 << 20;
-        var transfer = new StreamTransfer(pair, client, server, total);
         var random = new Random(seed);
         int injected = 0, maxServerConnections = 0, maxServerRoutes = 0, maxClientRoutes = 0;
-        pair.Network.Interceptor = d =>
+        DatagramInterceptor fuzz = d =>
         {
             if (injected >= 6000) return InterceptAction.Pass;
             for (int k = 0; k < 2; k++)
@@ -37,6 +35,13 @@ public class ConnectionRobustnessTests(ITestOutputHelper output)
             }
             return InterceptAction.Pass;
         };
+        // Either the handshake itself (Initial and Handshake packets mutated and forged) or only the 1-RTT transfer is fuzzed.
+        if (fromTheFirstPacket) pair.Network.Interceptor = fuzz;
+        Assert.True(pair.Handshake());
+        pair.Network.Interceptor = fuzz;
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        const long total = 2 << 20;
+        var transfer = new StreamTransfer(pair, client, server, total);
         pair.RunUntil(() =>
         {
             maxServerConnections = Math.Max(maxServerConnections, pair.ServerEndpoint.Connections.Count);

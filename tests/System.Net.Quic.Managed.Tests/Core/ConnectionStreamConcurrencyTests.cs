@@ -163,6 +163,8 @@ public class ConnectionStreamConcurrencyTests(ITestOutputHelper output)
             }
         }
         long slowReceived = transfer.Received;
+        // The sender's application never takes its events here: they must not pile up one per acknowledged packet.
+        Assert.InRange(client.PendingEventCount, 0, 8);
         output.WriteLine($"slow phase: read {slowReceived} bytes in 3 s; sender buffered max {maxSenderBuffered}, allocated max {maxSenderAllocated}; " +
             $"receiver buffered max {maxReceiverBuffered}, allocated max {maxReceiverAllocated}; client sent {client.Statistics.BytesSent} bytes");
         // The reader took 16 KiB per 10 ms: about 4.8 MiB in 3 s, far below what the link could carry (37 MiB).
