@@ -64,10 +64,16 @@ public class ConnectionRecoveryTests(ITestOutputHelper output)
     /// RFC 9000 §8.1.2 / §7.3: with RequireRetry the server answers the first Initial with a Retry; the client comes back
     /// with the token, the handshake completes, and the server's retry_source_connection_id is the Retry's SCID.
     /// </summary>
-    [Fact]
-    public void HandshakeCompletesThroughRetry()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void HandshakeCompletesThroughRetry(bool realTls)
     {
-        using var pair = new QuicPair(seed: 801, configure: p => p.RequireRetry = true);
+        using var pair = new QuicPair(seed: 801, configure: p =>
+        {
+            p.RequireRetry = true;
+            if (realTls) ConnectionTlsTests.UseRealTls(p);
+        });
         byte[]? retryScid = null;
         int clientInitialsWithToken = 0;
         pair.Network.Interceptor = d =>

@@ -118,6 +118,72 @@ public class ConnectionStreamConcurrencyTests(ITestOutputHelper output)
     }
 
     /// <summary>
+    /// The same for 1,000 unidirectional streams: the server's MAX_STREAMS (uni) credit comes back as it finishes
+    /// reading each stream (a receive-only stream is closed once all its data was read, RFC 9000 §3.2).
+    /// </summary>
+    [Fact]
+    public void AThousandUnidirectionalStreamsWithCreditRefilled()
+    {
+        const int total = 1000;
+        using var pair = new QuicPair(seed: 402);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        int opened = 0, finished = 0, corrupt = 0, blockedOpens = 0;
+        var received = new Dictionary<long, int>();
+        byte[] buffer = new byte[4096];
+        byte[] payload = new byte[4096];
+        pair.RunUntil(() =>
+        {
+            while (opened < total)
+            {
+                if (!client.TryOpenStream(unidirectional: true, out long id))
+                {
+                    blockedOpens++;
+                    break;
+                }
+                long index = id / 4;
+                int length = LengthOf(index);
+                for (int i = 0; i < length; i++) payload[i] = Pattern(index, i);
+                Assert.Equal(length, client.WriteStream(id, payload.AsSpan(0, length), fin: true));
+                opened++;
+            }
+            while (server.TryDequeueEvent(out ConnectionEvent e))
+            {
+                if (e.Kind != ConnectionEventKind.StreamReadable || received.GetValueOrDefault(e.StreamId) < 0) continue;
+                long index = e.StreamId / 4;
+                int got = received.GetValueOrDefault(e.StreamId);
+                while (true)
+                {
+                    int n = server.ReadStream(e.StreamId, buffer, out bool fin, out _, out _);
+                    for (int i = 0; i < n; i++)
+                    {
+                        if (buffer[i] != Pattern(index, got + i)) corrupt++;
+                    }
+                    got += n;
+                    if (fin)
+                    {
+                        if (got != LengthOf(index)) corrupt++;
+                        got = -1;
+                        finished++;
+                        break;
+                    }
+                    if (n == 0) break;
+                }
+                received[e.StreamId] = got;
+            }
+            return finished == total;
+        }, 30_000_000);
+        output.WriteLine($"{finished}/{total} unidirectional streams at {pair.Network.NowUs / 1000} ms, blocked opens {blockedOpens}, max streams {client.Streams.LocalUniLimit.MaxStreams}");
+        Assert.Equal(0, corrupt);
+        Assert.Equal(total, finished);
+        Assert.True(blockedOpens > 0);
+        Assert.True(client.Streams.LocalUniLimit.MaxStreams >= total);
+        pair.RunUntil(() => client.Streams.Count == 0 && server.Streams.Count == 0, 2_000_000);
+        Assert.Equal(0, client.Streams.Count);
+        Assert.Equal(0, server.Streams.Count);
+    }
+
+    /// <summary>
     /// Issue 4: a reader that consumes 16 KiB every 10 ms holds a fast sender at its flow-control limit. The sender's
     /// buffered and allocated memory stays within its send buffer and the receiver's within its stream window; once
     /// the reader speeds up the transfer completes byte-exact.
