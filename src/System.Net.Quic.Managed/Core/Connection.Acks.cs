@@ -19,7 +19,7 @@ internal sealed partial class Connection
                     if (_streams.TryGetStream(frame.Id, out TransportStream? stream) && stream.Send is not null)
                     {
                         stream.Send.OnStreamFrameAcked(frame.Offset, frame.Length, frame.Flag);
-                        _events.Enqueue(new ConnectionEvent(ConnectionEventKind.StreamWritable, frame.Id));
+                        Emit(ConnectionEventKind.StreamWritable, frame.Id);
                         ReleaseIfClosed(stream);
                     }
                     break;
@@ -33,7 +33,7 @@ internal sealed partial class Connection
                     if (_streams.TryGetStream(frame.Id, out TransportStream? reset) && reset.Send is not null)
                     {
                         reset.Send.OnResetFrameAcked();
-                        _events.Enqueue(new ConnectionEvent(ConnectionEventKind.StreamWritable, frame.Id));
+                        Emit(ConnectionEventKind.StreamWritable, frame.Id);
                         ReleaseIfClosed(reset);
                     }
                     break;
@@ -119,6 +119,9 @@ internal sealed partial class Connection
                     break;
                 case SentFrameKind.HandshakeDone:
                     _handshakeDonePending = true;
+                    break;
+                case SentFrameKind.PathChallenge:
+                    OnPathChallengeLost();
                     break;
             }
         }

@@ -48,8 +48,17 @@ internal sealed partial class Connection
         Span<byte> data = stackalloc byte[8];
         _pathValidator.CreateChallenge(data);
         new PathChallengeFrame(BinaryPrimitives.ReadUInt64BigEndian(data)).TryWrite(ref writer);
-        frames.Add(new SentFrame(SentFrameKind.Ping, 0, 0, 0, false)); // a lost challenge is replaced, not repeated (§8.2.1)
+        frames.Add(new SentFrame(SentFrameKind.PathChallenge, 0, 0, 0, false));
         return true;
+    }
+
+    /// <summary>
+    /// A packet with a PATH_CHALLENGE was lost: while the validation is still pending, send a new challenge (with new
+    /// data; the old one stays acceptable), as a path whose first probe was lost is not a failed path (RFC 9000 §8.2.1).
+    /// </summary>
+    private void OnPathChallengeLost()
+    {
+        if (_pathValidator is { State: PathValidationState.Pending }) _pathChallengePending = true;
     }
 
     private void OnPathResponse(ulong data, long nowUs)

@@ -46,14 +46,23 @@ internal sealed partial class Connection
             offset += consumed;
         }
 
-        if (!anyProcessed && StatelessReset.TryGetTokenCandidate(datagram, out ReadOnlySpan<byte> tail) && _peerIds.IsStatelessReset(tail))
-        {
-            // RFC 9000 §10.3.1: a datagram we cannot open whose tail is a reset token ends the connection.
-            EnterDraining(new ConnectionError(ConnectionErrorSource.StatelessReset, 0, true, "stateless reset"), nowUs);
-            return;
-        }
+        if (!anyProcessed && TryAcceptStatelessReset(datagram, nowUs)) return;
 
         if (anyProcessed && _close.Phase == ConnectionPhase.Closing && _close.ShouldResendClose()) _closeFramePending = true;
+    }
+
+    /// <summary>
+    /// RFC 9000 §10.3.1: a datagram that could not be opened and whose last 16 bytes are the reset token of one of the
+    /// peer's connection IDs ends the connection (draining, nothing more is sent). The endpoint also offers datagrams it
+    /// could not route: a reset carries a random DCID, as its sender lost the state that would tell it ours.
+    /// </summary>
+    public bool TryAcceptStatelessReset(ReadOnlySpan<byte> datagram, long nowUs)
+    {
+        if (_close.Phase is ConnectionPhase.Closed or ConnectionPhase.Draining) return false;
+        if (datagram.IsEmpty || PacketFirstByte.IsLongHeader(datagram[0])) return false; // a reset looks like a short header
+        if (!StatelessReset.TryGetTokenCandidate(datagram, out ReadOnlySpan<byte> tail) || !_peerIds.IsStatelessReset(tail)) return false;
+        EnterDraining(new ConnectionError(ConnectionErrorSource.StatelessReset, 0, true, "stateless reset"), nowUs);
+        return true;
     }
 
     private bool ProcessLongHeaderPacket(Span<byte> packet, LongHeader header, in NetworkAddress remote, long nowUs)
@@ -159,8 +168,13 @@ internal sealed partial class Connection
             phases.Update();
             _currentReceivePhaseFirstPacket = pn;
             KeyPhaseKeys send = space.SendPhaseKeys!;
-            if (send.KeyPhase != phases.KeyPhase) send.Update(); // answer the peer's update (§6.2)
-            Statistics.KeyUpdates++;
+            if (send.KeyPhase != phases.KeyPhase)
+            {
+                // The peer initiated this update: answer it (§6.2) and count it. Otherwise this is the peer's answer to
+                // our own update, already counted when we initiated it.
+                send.Update();
+                Statistics.KeyUpdates++;
+            }
         }
 
         if (!remote.Equals(_remote)) OnPeerAddressChange(remote, pn, space, nowUs);

@@ -94,7 +94,7 @@ internal sealed partial class Connection
 
     private bool HasApplicationFramesToSend()
     {
-        if (_handshakeDonePending || _pathResponses.Count > 0 || _pathChallengePending) return true;
+        if (_handshakeDonePending || _pathResponses.Count > 0 || _pathChallengePending || _rawFramesForTesting is not null) return true;
         if (!_handshakeCompleted && !IsServer) return false; // a client sends 1-RTT data only once its handshake completed
         if (_streams.NeedsMaxData || _streams.HasSendableStreams || _keepAlivePending) return true;
         if (_streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams) return true;
@@ -260,7 +260,7 @@ internal sealed partial class Connection
 
     private bool WriteApplicationControlFrames(ref QuicWriter writer, SentFrameList frames, long nowUs)
     {
-        bool wrote = false;
+        bool wrote = WriteRawFramesForTesting(ref writer, frames);
         if (_handshakeDonePending && writer.TryWriteByte((byte)FrameType.HandshakeDone))
         {
             _handshakeDonePending = false;

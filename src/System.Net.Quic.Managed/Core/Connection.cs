@@ -30,6 +30,8 @@ internal sealed partial class Connection : IDisposable
     private readonly LocalConnectionIdSet _localIds;
     private readonly PeerConnectionIdSet _peerIds;
     private readonly Queue<ConnectionEvent> _events = new();
+    private readonly HashSet<long> _readablePending = new();
+    private readonly HashSet<long> _writablePending = new();
     private readonly Queue<ulong> _pathResponses = new();
     private readonly byte[] _cryptoReadBuffer = new byte[4096];
     private readonly TransportParameters _localParameters;
@@ -61,7 +63,8 @@ internal sealed partial class Connection : IDisposable
     private long _lastReportedCwnd;
     private bool _disposed;
 
-    private Connection(ConnectionOptions options, ICryptoHandshake tls, bool isServer, in NetworkAddress remote, long nowUs)
+    private Connection(ConnectionOptions options, ICryptoHandshake tls, bool isServer, in NetworkAddress remote, long nowUs,
+        StatelessResetTokenGenerator? resetTokens)
     {
         _options = options;
         _tls = tls;
@@ -83,15 +86,20 @@ internal sealed partial class Connection : IDisposable
         _handshakeDeadlineUs = options.HandshakeTimeoutUs == long.MaxValue ? long.MaxValue : nowUs + options.HandshakeTimeoutUs;
         _peerIds = new PeerConnectionIdSet(options.ActiveConnectionIdLimit);
         _initialSourceId = ConnectionId.Create(_random, options.LocalConnectionIdLength);
-        _localIds = new LocalConnectionIdSet(_initialSourceId, _random, new StatelessResetTokenGenerator(_random));
+        _localIds = new LocalConnectionIdSet(_initialSourceId, _random, resetTokens ?? new StatelessResetTokenGenerator(_random));
         _localParameters = CreateLocalParameters();
         QuicTelemetryCounters.ConnectionStarted();
     }
 
-    /// <summary>Creates a client connection and starts its handshake (the first flight is ready to send).</summary>
-    public static Connection CreateClient(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote, long nowUs)
+    /// <summary>
+    /// Creates a client connection and starts its handshake (the first flight is ready to send). <paramref name="resetTokens"/>
+    /// is the endpoint's generator: the tokens we advertise must be the ones the endpoint can recompute after losing our
+    /// state (RFC 9000 §10.3.2); null gives the connection a private key (no endpoint to reset on its behalf).
+    /// </summary>
+    public static Connection CreateClient(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote, long nowUs,
+        StatelessResetTokenGenerator? resetTokens = null)
     {
-        var connection = new Connection(options, tls, isServer: false, remote, nowUs);
+        var connection = new Connection(options, tls, isServer: false, remote, nowUs, resetTokens);
         connection.StartClient(nowUs);
         return connection;
     }
@@ -104,9 +112,9 @@ internal sealed partial class Connection : IDisposable
     /// </summary>
     public static Connection CreateServer(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote,
         in ConnectionId originalDestinationId, in ConnectionId clientInitialDestinationId, in ConnectionId clientSourceId,
-        ConnectionId? retrySourceId, long nowUs)
+        ConnectionId? retrySourceId, long nowUs, StatelessResetTokenGenerator? resetTokens = null)
     {
-        var connection = new Connection(options, tls, isServer: true, remote, nowUs);
+        var connection = new Connection(options, tls, isServer: true, remote, nowUs, resetTokens);
         connection.StartServer(originalDestinationId, clientInitialDestinationId, clientSourceId, retrySourceId, nowUs);
         return connection;
     }
@@ -167,11 +175,30 @@ internal sealed partial class Connection : IDisposable
     public ConnectionId OriginalDestinationId => _originalDestinationId;
 
     /// <summary>The next event for the API layer.</summary>
-    public bool TryDequeueEvent(out ConnectionEvent e) => _events.TryDequeue(out e);
+    public bool TryDequeueEvent(out ConnectionEvent e)
+    {
+        if (!_events.TryDequeue(out e)) return false;
+        if (e.Kind == ConnectionEventKind.StreamReadable) _readablePending.Remove(e.StreamId);
+        else if (e.Kind == ConnectionEventKind.StreamWritable) _writablePending.Remove(e.StreamId);
+        return true;
+    }
 
     private PacketSpaceState Space(PacketNumberSpace space) => _spaces[(int)space];
 
-    private void Emit(ConnectionEventKind kind, long streamId = -1) => _events.Enqueue(new ConnectionEvent(kind, streamId, Error));
+    /// <summary>
+    /// Queues an event. Readable and writable notifications are coalesced per stream: one still waiting in the queue
+    /// already tells the application to look at the stream, so every STREAM frame or ACK adding another would only
+    /// grow the queue with the transfer (one per packet) when the application is slow to drain it.
+    /// </summary>
+    private void Emit(ConnectionEventKind kind, long streamId = -1)
+    {
+        if (kind == ConnectionEventKind.StreamReadable && !_readablePending.Add(streamId)) return;
+        if (kind == ConnectionEventKind.StreamWritable && !_writablePending.Add(streamId)) return;
+        _events.Enqueue(new ConnectionEvent(kind, streamId, Error));
+    }
+
+    /// <summary>Events queued for the application but not yet taken.</summary>
+    internal int PendingEventCount => _events.Count;
 
     private TransportParameters CreateLocalParameters()
     {

@@ -32,7 +32,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         if (options.IsServer && factory is null) throw new ArgumentNullException(nameof(factory), "A server endpoint needs a connection factory.");
         _options = options;
         _factory = factory;
-        _resetTokens = new StatelessResetTokenGenerator(options.Random);
+        _resetTokens = options.StatelessResetKey is { } key ? new StatelessResetTokenGenerator(key) : new StatelessResetTokenGenerator(options.Random);
         _tokens = new AddressValidationTokenCodec(options.Random);
     }
 
@@ -53,7 +53,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     /// <summary>Starts a client connection on this endpoint.</summary>
     public Connection Connect(ConnectionOptions options, ICryptoHandshake handshake, in NetworkAddress remote, long nowUs)
     {
-        Connection connection = Connection.CreateClient(options, handshake, remote, nowUs);
+        Connection connection = Connection.CreateClient(options, handshake, remote, nowUs, _resetTokens);
         _connections.Add(connection);
         UpdateRoutes(connection);
         return connection;
@@ -71,10 +71,30 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         {
             connection.Receive(datagram, remote, nowUs);
             UpdateRoutes(connection);
+            // Some datagrams end a connection at once (Version Negotiation, §6.2): a closed connection has no timer
+            // left to run, so OnTimeout would never get to remove it.
+            if (connection.Phase == ConnectionPhase.Closed) Remove(connection);
             return;
         }
+        if (TryRouteStatelessReset(datagram, remote, nowUs)) return;
         if (_options.IsServer) HandleUnroutedAtServer(datagram, remote, nowUs);
         else DatagramsDropped++;
+    }
+
+    /// <summary>
+    /// RFC 9000 §10.3.1: a stateless reset carries no connection ID of ours, so it cannot be routed; it is offered to the
+    /// connections talking to the address it came from (a cheap filter before the token comparison). Checked before a
+    /// server answers an unroutable short header with a reset of its own, so two endpoints never reset each other in a loop.
+    /// </summary>
+    private bool TryRouteStatelessReset(ReadOnlySpan<byte> datagram, in NetworkAddress remote, long nowUs)
+    {
+        if (PacketFirstByte.IsLongHeader(datagram[0]) || datagram.Length < StatelessReset.MinimumLength) return false;
+        for (int i = 0; i < _connections.Count; i++)
+        {
+            Connection connection = _connections[i];
+            if (connection.RemoteAddress.SameHost(remote) && connection.TryAcceptStatelessReset(datagram, nowUs)) return true;
+        }
+        return false;
     }
 
     private Connection? Route(ReadOnlySpan<byte> datagram)
@@ -148,15 +168,22 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             DatagramsDropped++;
             return;
         }
-        Connection connection = Connection.CreateServer(options, handshake, remote, originalDestination, clientDestination, clientSource, retrySource, nowUs);
+        Connection connection = Connection.CreateServer(options, handshake, remote, originalDestination, clientDestination, clientSource, retrySource, nowUs, _resetTokens);
+        connection.Receive(datagram, remote, nowUs);
+        if (connection.Statistics.PacketsReceived == 0)
+        {
+            // Nothing in the datagram opened with the Initial keys (RFC 9001 §5.2): it was not a client's Initial but
+            // noise or a forgery with a plausible header. Keeping a connection for it would let anyone fill our table.
+            DatagramsDropped++;
+            connection.Dispose();
+            return;
+        }
         _connections.Add(connection);
         // Until the client switches to our ID it keeps addressing the one it chose (§7.2).
         _routes[clientDestination] = connection;
         _clientChosenIds[connection] = clientDestination;
         UpdateRoutes(connection);
         _accepted.Enqueue(connection);
-        connection.Receive(datagram, remote, nowUs);
-        UpdateRoutes(connection);
     }
 
     private bool IsSupported(uint version)

@@ -27,4 +27,10 @@ internal sealed class EndpointOptions
 
     /// <summary>The local address as text, for diagnostics events (the core does not know its socket).</summary>
     public string LocalName { get; set; } = "";
+
+    /// <summary>
+    /// The static key stateless reset tokens are derived from (RFC 9000 §10.3.2), at least 16 bytes; null draws a random one.
+    /// Set it to keep resets working across a restart of the endpoint (a new endpoint can then reset the old one's connections).
+    /// </summary>
+    public byte[]? StatelessResetKey { get; init; }
 }

@@ -38,6 +38,9 @@ internal enum SentFrameKind : byte
     HandshakeDone,
     NewToken,
 
-    /// <summary>PING, or anything else that only elicits an ACK (PATH_CHALLENGE, DATAGRAM): nothing to repeat.</summary>
+    /// <summary>PATH_CHALLENGE: if lost while the path is still being validated, a new challenge replaces it (RFC 9000 §8.2.1).</summary>
+    PathChallenge,
+
+    /// <summary>PING, or anything else that only elicits an ACK (PATH_RESPONSE, DATAGRAM): nothing to repeat.</summary>
     Ping,
 }

@@ -12,7 +12,7 @@ public class ConnectionTlsTests
 {
     private static readonly X509Certificate2 s_certificate = TlsTestCertificates.CreateLeaf(TlsTestCertificates.KeyKind.EcdsaP256);
 
-    private static void UseRealTls(QuicPair pair, string serverAlpn = "test", string clientAlpn = "test", TlsCipherSuite? suite = null,
+    internal static void UseRealTls(QuicPair pair, string serverAlpn = "test", string clientAlpn = "test", TlsCipherSuite? suite = null,
         RemoteCertificateValidationCallback? validation = null)
     {
         int seed = pair.Seed;

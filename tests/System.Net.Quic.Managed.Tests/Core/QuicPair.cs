@@ -35,7 +35,7 @@ internal sealed class QuicPair : IDisposable
         ClientOptions = new ConnectionOptions { Random = new SeededRandomSource(seed * 2 + 1), Name = "client", MaxDatagramSize = 1452, Streams = DefaultStreams };
         ServerOptions = new ConnectionOptions { Random = new SeededRandomSource(seed * 2 + 2), Name = "server", MaxDatagramSize = 1452, Streams = DefaultStreams };
         configure?.Invoke(this);
-        ServerEndpoint = new Endpoint(new EndpointOptions { IsServer = true, Random = new SeededRandomSource(seed * 2 + 3), RequireRetry = RequireRetry }, new ServerFactory(this));
+        ServerEndpoint = CreateServerEndpoint();
         ClientEndpoint = new Endpoint(new EndpointOptions { IsServer = false, Random = new SeededRandomSource(seed * 2 + 4) });
         Server = new SimulatedQuicEndpoint(ServerEndpoint);
         Client = new SimulatedQuicEndpoint(ClientEndpoint);
@@ -61,9 +61,27 @@ internal sealed class QuicPair : IDisposable
     public ConnectionOptions ClientOptions { get; set; }
     public ConnectionOptions ServerOptions { get; set; }
     public bool RequireRetry { get; set; }
+
+    /// <summary>The QUIC versions the server endpoint speaks (Version Negotiation lists them).</summary>
+    public uint[] ServerSupportedVersions { get; set; } = { System.Net.Quic.Managed.Wire.QuicVersion.V1, System.Net.Quic.Managed.Wire.QuicVersion.V2 };
     public Func<ICryptoHandshake> ServerHandshakeFactory { get; set; } = () => new FakeCryptoHandshake(isServer: true);
     public Func<ICryptoHandshake> ClientHandshakeFactory { get; set; } = () => new FakeCryptoHandshake(isServer: false);
-    public Endpoint ServerEndpoint { get; }
+    public Endpoint ServerEndpoint { get; private set; }
+
+    /// <summary>The server endpoint's static stateless reset key (RFC 9000 §10.3.2), kept across <see cref="RestartServer"/>.</summary>
+    public byte[]? ServerResetKey { get; set; }
+
+    private Endpoint CreateServerEndpoint()
+        => new(new EndpointOptions { IsServer = true, Random = new SeededRandomSource(Seed * 2 + 3), RequireRetry = RequireRetry, StatelessResetKey = ServerResetKey, SupportedVersions = ServerSupportedVersions }, new ServerFactory(this));
+
+    /// <summary>The server process restarts: a new endpoint at the same address, without any connection state.</summary>
+    public void RestartServer()
+    {
+        ServerEndpoint.Dispose();
+        ServerEndpoint = CreateServerEndpoint();
+        Server.Endpoint = ServerEndpoint;
+        ServerConnection = null;
+    }
     public Endpoint ClientEndpoint { get; }
     public SimulatedQuicEndpoint Server { get; }
     public SimulatedQuicEndpoint Client { get; }

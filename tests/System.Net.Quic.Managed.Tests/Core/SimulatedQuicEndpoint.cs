@@ -15,7 +15,8 @@ internal sealed class SimulatedQuicEndpoint : ISimulatedEndpoint
 
     public SimulatedQuicEndpoint(Endpoint endpoint) => Endpoint = endpoint;
 
-    public Endpoint Endpoint { get; }
+    /// <summary>The endpoint behind this address; a test may swap it (a server restart that lost all connection state).</summary>
+    public Endpoint Endpoint { get; set; }
 
     public static NetworkAddress ToNetwork(SimAddress address) => NetworkAddress.FromEndPoint(address.ToIPEndPoint());
 

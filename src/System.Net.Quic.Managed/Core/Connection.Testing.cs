@@ -1,0 +1,38 @@
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+internal sealed partial class Connection
+{
+    private byte[]? _rawFramesForTesting;
+
+    /// <summary>
+    /// TEST ONLY: puts <paramref name="frames"/> verbatim (unchecked, possibly malformed) at the start of the next 1-RTT
+    /// packet, protected with this connection's current keys. Lets tests deliver crafted frames that the peer must
+    /// reject with the right transport error code (RFC 9000 §11). Never retransmitted.
+    /// </summary>
+    internal void SendRawFramesForTesting(ReadOnlySpan<byte> frames) => _rawFramesForTesting = frames.ToArray();
+
+    private bool WriteRawFramesForTesting(ref QuicWriter writer, SentFrameList frames)
+    {
+        if (_rawFramesForTesting is not { } raw || writer.Remaining < raw.Length) return false;
+        _rawFramesForTesting = null;
+        writer.TryReserve(raw.Length, out Span<byte> destination);
+        raw.CopyTo(destination);
+        frames.Add(new SentFrame(SentFrameKind.Ping, 0, 0, 0, false));
+        return true;
+    }
+
+    /// <summary>
+    /// TEST ONLY: switches to the next send key phase now, skipping the RFC 9001 §6.1 preconditions that
+    /// <see cref="InitiateKeyUpdate"/> enforces, so tests can check that the peer rejects a premature update.
+    /// </summary>
+    internal void ForceKeyUpdateForTesting()
+    {
+        PacketSpaceState app = Space(System.Net.Quic.Managed.Recovery.PacketNumberSpace.ApplicationData);
+        if (app.SendPhaseKeys is null) throw new InvalidOperationException("No 1-RTT keys yet.");
+        app.SendPhaseKeys.Update();
+        _currentSendPhaseFirstPacket = app.NextPacketNumber;
+        Statistics.KeyUpdates++;
+    }
+}

@@ -1,0 +1,157 @@
+using System.Net.Quic.Managed.Core;
+using System.Net.Quic.Managed.Ids;
+using System.Net.Quic.Managed.Tests.Simulation;
+using Xunit.Abstractions;
+
+namespace System.Net.Quic.Managed.Tests.Core;
+
+public class ConnectionMigrationTests(ITestOutputHelper output)
+{
+    private static byte[] ShortHeaderDcid(InterceptedDatagram d) => d.Data.Slice(1, 8).ToArray();
+
+    /// <summary>
+    /// RFC 9000 §9.3: the client's NAT gives it a new port in the middle of a transfer. The server notices the new
+    /// address on the next packet, validates it with PATH_CHALLENGE/PATH_RESPONSE, sends there, and the transfer completes.
+    /// </summary>
+    [Fact]
+    public void NatRebindingMidTransferIsValidatedAndTheTransferCompletes()
+    {
+        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
+        using var pair = new QuicPair(seed: 700, link);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        pair.RunUntil(() => client.IsHandshakeConfirmed, 1_000_000);
+        const long total = 4 << 20;
+        // Both directions: the client uploads, the server downloads, so both notice the rebinding.
+        var upload = new StreamTransfer(pair, client, server, total);
+        var download = new StreamTransfer(pair, server, client, total);
+        var newAddress = new SimAddress(QuicPair.ClientHost, 50001);
+        bool rebound = false;
+        long serverToNewPort = 0;
+        pair.Network.Interceptor = d =>
+        {
+            if (d.From.Host == QuicPair.ServerHost && d.To == newAddress) serverToNewPort++;
+            return InterceptAction.Pass;
+        };
+        pair.RunUntil(() =>
+        {
+            upload.Step();
+            download.Step();
+            if (!rebound && upload.Received > total / 3)
+            {
+                pair.Network.Rebind(pair.Client, newAddress);
+                rebound = true;
+            }
+            return upload.Done && download.Done;
+        }, 60_000_000);
+        output.WriteLine($"server validations {server.PathValidations}, datagrams to the new port {serverToNewPort}, server remote {server.RemoteAddress}");
+        Assert.True(rebound);
+        Assert.False(upload.Corrupted || download.Corrupted);
+        Assert.True(upload.ReceivedFin && download.ReceivedFin);
+        Assert.Equal(1, server.PathValidations);
+        Assert.Equal(SimulatedQuicEndpoint.ToNetwork(newAddress), server.RemoteAddress);
+        Assert.True(serverToNewPort > 100);
+        Assert.Equal(ConnectionPhase.Open, client.Phase);
+    }
+
+    /// <summary>
+    /// RFC 9000 §8.2.1 / §9.3: the first datagrams the server sends to the client's new address (with its PATH_CHALLENGE)
+    /// are lost. The server must challenge again rather than give up on a path that works, and must not fall back to
+    /// the old address, where nobody listens any more.
+    /// </summary>
+    [Fact]
+    public void NatRebindingSurvivesTheLossOfThePathChallenge()
+    {
+        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
+        using var pair = new QuicPair(seed: 702, link);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        pair.RunUntil(() => client.IsHandshakeConfirmed, 1_000_000);
+        const long total = 2 << 20;
+        var upload = new StreamTransfer(pair, client, server, total);
+        SimAddress oldAddress = pair.ClientAddress, newAddress = new(QuicPair.ClientHost, 50003);
+        bool rebound = false, serverSwitched = false;
+        long toNewPort = 0, toOldAfterSwitch = 0;
+        pair.Network.Interceptor = d =>
+        {
+            if (d.From.Host != QuicPair.ServerHost) return InterceptAction.Pass;
+            if (d.To == newAddress && toNewPort++ < 3) return InterceptAction.Drop;
+            if (serverSwitched && d.To == oldAddress) toOldAfterSwitch++;
+            return InterceptAction.Pass;
+        };
+        pair.RunUntil(() =>
+        {
+            bool done = upload.Step();
+            if (!rebound && upload.Received > total / 4)
+            {
+                pair.Network.Rebind(pair.Client, newAddress);
+                rebound = true;
+            }
+            serverSwitched |= server.RemoteAddress == SimulatedQuicEndpoint.ToNetwork(newAddress);
+            return done;
+        }, 30_000_000);
+        output.WriteLine($"server validations {server.PathValidations}, datagrams to the new port {toNewPort}, to the old one after the switch {toOldAfterSwitch}");
+        Assert.True(upload.ReceivedFin && !upload.Corrupted);
+        Assert.Equal(1, server.PathValidations);
+        Assert.Equal(SimulatedQuicEndpoint.ToNetwork(newAddress), server.RemoteAddress);
+        Assert.Equal(0, toOldAfterSwitch);
+    }
+
+    /// <summary>
+    /// RFC 9000 §9.5: a client that migrates on purpose (new local address) switches to a connection ID the server issued
+    /// but that was never used, validates the path, and retires the old ID (RETIRE_CONNECTION_ID), so the server stops
+    /// routing it and issues a replacement.
+    /// </summary>
+    [Fact]
+    public void ClientMigrationUsesAFreshConnectionIdAndRetiresTheOldOne()
+    {
+        using var pair = new QuicPair(seed: 701);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        pair.RunUntil(() => client.IsHandshakeConfirmed && client.PeerConnectionIdCount > 1, 1_000_000);
+        const long total = 2 << 20;
+        var upload = new StreamTransfer(pair, client, server, total);
+        var dcids = new List<byte[]>();
+        pair.Network.Interceptor = d =>
+        {
+            if (d.From.Host == QuicPair.ClientHost && (d.Data[0] & 0x80) == 0)
+            {
+                byte[] dcid = ShortHeaderDcid(d);
+                if (dcids.Count == 0 || !dcids[^1].AsSpan().SequenceEqual(dcid)) dcids.Add(dcid);
+            }
+            return InterceptAction.Pass;
+        };
+        bool migrated = false;
+        var newAddress = new SimAddress(QuicPair.ClientHost, 50002);
+        pair.RunUntil(() =>
+        {
+            bool done = upload.Step();
+            if (!migrated && upload.Received > total / 3)
+            {
+                pair.Network.Rebind(pair.Client, newAddress);
+                Assert.True(client.MigrateLocalAddress(pair.Network.NowUs));
+                migrated = true;
+            }
+            return done;
+        }, 30_000_000);
+        Assert.True(upload.ReceivedFin && !upload.Corrupted);
+        pair.RunUntil(() => false, 300_000);
+        Assert.Equal(2, dcids.Count); // one ID before the migration, a different one after
+        Assert.False(dcids[0].AsSpan().SequenceEqual(dcids[1]));
+        Assert.True(client.PathValidations >= 1, "the client did not validate its new path");
+        Assert.True(server.PathValidations >= 1, "the server did not validate the client's new address");
+        // The old ID was retired: the server no longer holds it, but does hold the new one, and issued a replacement.
+        bool HasId(byte[] id)
+        {
+            foreach (IssuedConnectionId issued in server.LocalIds.Active)
+            {
+                if (issued.Id.Span.SequenceEqual(id)) return true;
+            }
+            return false;
+        }
+        Assert.False(HasId(dcids[0]), "RETIRE_CONNECTION_ID for the old ID did not arrive");
+        Assert.True(HasId(dcids[1]));
+        Assert.Equal(4, server.LocalIds.ActiveCount);
+        Assert.Equal(SimulatedQuicEndpoint.ToNetwork(newAddress), server.RemoteAddress);
+    }
+}
