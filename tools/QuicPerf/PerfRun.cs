@@ -80,6 +80,7 @@ public sealed class PerfRun
 
         // Measure the transfer only: counters snapshotted after the handshake.
         var before = new ResourceSnapshot(wire);
+        ThreadCpuSnapshot? threadsBefore = ThreadCpuSnapshot.Take();
         long transferStart = Stopwatch.GetTimestamp();
         long deadline = _options.Bytes is null ? transferStart + (long)(_options.Seconds * Stopwatch.Frequency) : long.MaxValue;
         using var stall = new CancellationTokenSource(TimeSpan.FromSeconds((_options.Bytes is null ? _options.Seconds : 3600) + 30));
@@ -117,6 +118,7 @@ public sealed class PerfRun
         }
         double elapsed = Stopwatch.GetElapsedTime(transferStart).TotalSeconds;
         var after = new ResourceSnapshot(wire);
+        ThreadCpuSnapshot? threadsAfter = ThreadCpuSnapshot.Take();
 
         foreach (PerfClientConnection c in connections) await c.DisposeAsync().ConfigureAwait(false);
 
@@ -143,6 +145,17 @@ public sealed class PerfRun
         else if (kind == PerfTransportKind.Managed)
         {
             Console.WriteLine("  wire        : n/a (the System.Net.Quic.Managed meter was not published)");
+        }
+
+        if (threadsBefore is not null && threadsAfter is not null)
+        {
+            var busiest = threadsAfter.Since(threadsBefore);
+            var parts = new List<string>();
+            for (int i = 0; i < busiest.Count && i < 6; i++)
+            {
+                parts.Add(string.Create(inv, $"{busiest[i].Name} {busiest[i].Seconds:F2} s"));
+            }
+            Console.WriteLine($"  CPU by thread: {string.Join(", ", parts)}");
         }
 
         if (_failedStreams > 0)
