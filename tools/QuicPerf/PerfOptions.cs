@@ -14,7 +14,7 @@ public sealed class PerfOptions
           this process. Default: 5 seconds, 1 stream, managed provider, IPv4, the stack's default cipher.
           --bytes N        transfer N bytes in total (split over the streams) instead of running for --seconds
           --streams N      parallel streams on one connection (tcp-tls: N connections)
-          --window N       QUIC stream receive window (default 16M)
+          --window N       QUIC stream receive window, a power of 2 (default 16M)
         exit codes: 0 ok, 1 bad arguments or transfer failed, 2 provider not available here (reason printed)
         """;
 
@@ -56,7 +56,7 @@ public sealed class PerfOptions
                     options.Streams = n;
                     i++;
                     break;
-                case "--window" when value is not null && TryParseSize(value, out long w) && w is >= 1024 and <= int.MaxValue:
+                case "--window" when value is not null && TryParseSize(value, out long w) && w is >= 1024 and <= 1L << 30 && (w & (w - 1)) == 0:
                     options.StreamWindow = (int)w;
                     i++;
                     break;
