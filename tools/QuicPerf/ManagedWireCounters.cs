@@ -1,48 +1,36 @@
-using System.Diagnostics.Metrics;
+using System.Reflection;
 
 namespace QuicManaged.Tools.QuicPerf;
 
 /// <summary>
-/// Reads the managed stack's process-wide counters through its public Meter ("System.Net.Quic.Managed"), so the tool
-/// needs no internals. Counts both ends (client and server share the process).
+/// Reads the managed stack's process-wide counters (internal QuicTelemetryCounters: the source of its EventCounters
+/// and Meter) by reflection, as this tool has no InternalsVisibleTo and the Meter is only published once the library
+/// initialises its metrics. Counts both ends: client and server share the process.
 /// </summary>
-public sealed class ManagedWireCounters : IDisposable
+public sealed class ManagedWireCounters
 {
-    private readonly MeterListener _listener = new();
-    private long _datagramsSent;
-    private long _bytesSent;
-    private long _packetsLost;
-    private bool _seen;
+    private readonly Func<long>? _datagramsSent;
+    private readonly Func<long>? _bytesSent;
+    private readonly Func<long>? _packetsLost;
 
     public ManagedWireCounters()
     {
-        _listener.InstrumentPublished = (instrument, listener) =>
-        {
-            if (instrument.Meter.Name == "System.Net.Quic.Managed"
-                && instrument.Name is "quic.datagrams.sent" or "quic.bytes.sent" or "quic.packets.lost")
-            {
-                listener.EnableMeasurementEvents(instrument);
-            }
-        };
-        _listener.SetMeasurementEventCallback<long>((instrument, value, _, _) =>
-        {
-            _seen = true;
-            switch (instrument.Name)
-            {
-                case "quic.datagrams.sent": _datagramsSent = value; break;
-                case "quic.bytes.sent": _bytesSent = value; break;
-                case "quic.packets.lost": _packetsLost = value; break;
-            }
-        });
-        _listener.Start();
+        Type? counters = typeof(System.Net.Quic.Managed.QuicConnection).Assembly
+            .GetType("System.Net.Quic.Managed.Diagnostics.QuicTelemetryCounters");
+        _datagramsSent = Getter(counters, "DatagramsSent");
+        _bytesSent = Getter(counters, "BytesSent");
+        _packetsLost = Getter(counters, "PacketsLost");
     }
 
-    /// <summary>Datagrams sent, UDP payload bytes sent, packets declared lost; null when the meter is not published.</summary>
+    /// <summary>Datagrams sent, UDP payload bytes sent, packets declared lost; null when the counters are not found.</summary>
     public (long Datagrams, long Bytes, long Lost)? Read()
-    {
-        _listener.RecordObservableInstruments();
-        return _seen ? (_datagramsSent, _bytesSent, _packetsLost) : null;
-    }
+        => _datagramsSent is null || _bytesSent is null || _packetsLost is null
+            ? null
+            : (_datagramsSent(), _bytesSent(), _packetsLost());
 
-    public void Dispose() => _listener.Dispose();
+    private static Func<long>? Getter(Type? type, string property)
+    {
+        MethodInfo? getter = type?.GetProperty(property, BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.Static)?.GetMethod;
+        return getter is null || getter.ReturnType != typeof(long) ? null : getter.CreateDelegate<Func<long>>();
+    }
 }

@@ -29,6 +29,15 @@ public sealed class PerfRun
             return 2;
         }
 
+        if (kind == PerfTransportKind.Managed
+            && Environment.GetEnvironmentVariable("QUIC_MANAGED_PROVIDER") is { Length: > 0 } forced
+            && !forced.Trim().Equals("managed", StringComparison.OrdinalIgnoreCase))
+        {
+            // The library's provider switch would route the "managed" run through msquic: refuse to mislabel it.
+            Console.Error.WriteLine($"QUIC_MANAGED_PROVIDER={forced} would make the managed provider use msquic; unset it (or use --provider msquic).");
+            return 1;
+        }
+
         using X509Certificate2 certificate = SelfSignedCertificate.Create(_options.RsaCertificate);
         var transportOptions = new PerfTransportOptions
         {
@@ -37,7 +46,7 @@ public sealed class PerfRun
             CipherSuite = _options.Cipher,
             StreamReceiveWindow = _options.StreamWindow,
         };
-        using var wire = kind == PerfTransportKind.Managed ? new ManagedWireCounters() : null;
+        var wire = kind == PerfTransportKind.Managed ? new ManagedWireCounters() : null;
         await using PerfTransport transport = PerfTransport.Create(kind);
         using var setupTimeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
         await transport.StartAsync(transportOptions, setupTimeout.Token).ConfigureAwait(false);
@@ -144,7 +153,7 @@ public sealed class PerfRun
         }
         else if (kind == PerfTransportKind.Managed)
         {
-            Console.WriteLine("  wire        : n/a (the System.Net.Quic.Managed meter was not published)");
+            Console.WriteLine("  wire        : n/a (QuicTelemetryCounters not found in System.Net.Quic.Managed)");
         }
 
         if (threadsBefore is not null && threadsAfter is not null)
