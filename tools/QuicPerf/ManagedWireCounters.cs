@@ -12,6 +12,8 @@ public sealed class ManagedWireCounters
     private readonly Func<long>? _datagramsSent;
     private readonly Func<long>? _bytesSent;
     private readonly Func<long>? _packetsLost;
+    private readonly Func<double>? _rttMs;
+    private readonly Func<double>? _cwnd;
 
     public ManagedWireCounters()
     {
@@ -20,6 +22,8 @@ public sealed class ManagedWireCounters
         _datagramsSent = Getter(counters, "DatagramsSent");
         _bytesSent = Getter(counters, "BytesSent");
         _packetsLost = Getter(counters, "PacketsLost");
+        _rttMs = DoubleGetter(counters, "MeanSmoothedRttMs");
+        _cwnd = DoubleGetter(counters, "MeanCongestionWindow");
     }
 
     /// <summary>Datagrams sent, UDP payload bytes sent, packets declared lost; null when the counters are not found.</summary>
@@ -27,6 +31,16 @@ public sealed class ManagedWireCounters
         => _datagramsSent is null || _bytesSent is null || _packetsLost is null
             ? null
             : (_datagramsSent(), _bytesSent(), _packetsLost());
+
+    /// <summary>Mean smoothed RTT (ms) and congestion window (bytes) over the open connections; null when not found.</summary>
+    public (double RttMs, double CongestionWindow)? ReadPath()
+        => _rttMs is null || _cwnd is null ? null : (_rttMs(), _cwnd());
+
+    private static Func<double>? DoubleGetter(Type? type, string property)
+    {
+        MethodInfo? getter = type?.GetProperty(property, BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.Static)?.GetMethod;
+        return getter is null || getter.ReturnType != typeof(double) ? null : getter.CreateDelegate<Func<double>>();
+    }
 
     private static Func<long>? Getter(Type? type, string property)
     {

@@ -119,7 +119,14 @@ public sealed class PerfRun
             if (!finished || interval > 0.05)
             {
                 string label = finished && interval < 0.95 ? $"second {second} ({interval:F2} s)" : $"second {second}";
-                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{label}: {Mbit(bytes - lastBytes, interval):F1} Mbit/s"));
+                string path = "";
+                if (wire?.ReadPath() is { } p && wire.Read() is { } w)
+                {
+                    // Both connection ends share these means; datagrams are both directions since the start.
+                    path = string.Create(CultureInfo.InvariantCulture,
+                        $"  (srtt {p.RttMs:F2} ms, cwnd {p.CongestionWindow / 1024:F0} KiB, {w.Datagrams - (before.Wire?.Datagrams ?? 0)} datagrams, {w.Lost - (before.Wire?.Lost ?? 0)} lost so far)");
+                }
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{label}: {Mbit(bytes - lastBytes, interval):F1} Mbit/s{path}"));
             }
             lastBytes = bytes;
             lastTick = now;
