@@ -14,6 +14,7 @@ public sealed class PerfRun
 
     private readonly PerfOptions _options;
     private long _received;
+    private long _reads;
     private int _failedStreams;
     private string? _firstFailure;
 
@@ -147,6 +148,8 @@ public sealed class PerfRun
         Console.WriteLine(string.Create(inv, $"summary: {name}, {_options.Streams} stream(s), {negotiated}, {(_options.IPv6 ? "IPv6" : "IPv4")} loopback, {Environment.ProcessorCount} CPUs"));
         Console.WriteLine(string.Create(inv, $"  transferred : {received} bytes ({mib:F1} MiB) in {elapsed:F2} s"));
         Console.WriteLine(string.Create(inv, $"  throughput  : {Mbit(received, elapsed):F1} Mbit/s"));
+        long reads = Interlocked.Read(ref _reads);
+        Console.WriteLine(string.Create(inv, $"  app reads   : {reads} ReadAsync calls of a {PerfRequestHandler.ChunkSize / 1024} KiB buffer, {(reads > 0 ? received / (double)reads : 0):F0} bytes each on average, {(reads > 0 ? elapsed * 1e6 / reads : 0):F0} us apart"));
         Console.WriteLine(string.Create(inv, $"  handshake   : {firstHandshakeMs:F2} ms warm ({coldHandshakeMs:F1} ms for the first, cold connection in the process incl. JIT)"));
         Console.WriteLine(string.Create(inv, $"  CPU time    : {cpu:F2} s ({100 * cpu / elapsed:F0}% of one core; {(mib > 0 ? 1000 * cpu / mib : 0):F2} ms per MiB, client+server)"));
         Console.WriteLine(string.Create(inv, $"  allocated   : {allocated / MiB:F2} MiB = {(mib > 0 ? allocated / mib : 0):F0} bytes per MiB transferred (client+server, GC.GetTotalAllocatedBytes)"));
@@ -201,6 +204,7 @@ public sealed class PerfRun
                 int n = await stream.ReadAsync(buffer, cancellationToken).ConfigureAwait(false);
                 if (n == 0) break;
                 Interlocked.Add(ref _received, n);
+                Interlocked.Increment(ref _reads);
                 if (Stopwatch.GetTimestamp() >= deadline)
                 {
                     PerfStreamOperations.AbortRead(stream);
