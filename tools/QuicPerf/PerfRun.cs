@@ -159,7 +159,7 @@ public sealed class PerfRun
             long datagrams = w1.Datagrams - w0.Datagrams;
             long wireBytes = w1.Bytes - w0.Bytes;
             Console.WriteLine(string.Create(inv,
-                $"  wire        : {datagrams} datagrams, {wireBytes / MiB:F1} MiB UDP payload ({(received > 0 ? wireBytes / (double)received : 0):F3}x the data), {w1.Lost - w0.Lost} packets lost (both directions)"));
+                $"  wire        : {datagrams} datagrams, {wireBytes / MiB:F1} MiB UDP payload ({(received > 0 ? wireBytes / (double)received : 0):F3}x the data read; a timed run also counts what was in flight or unread when the reader stopped), {w1.Lost - w0.Lost} packets lost (both directions)"));
         }
         else if (kind == PerfTransportKind.Managed)
         {
