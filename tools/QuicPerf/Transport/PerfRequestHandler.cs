@@ -39,9 +39,9 @@ public static class PerfRequestHandler
                 if (request.Last) return;
             }
         }
-        catch (Exception) when (!Environment.HasShutdownStarted)
+        catch (Exception)
         {
-            // The client aborted or closed: normal end of a timed transfer.
+            // The client aborted or closed: the normal end of a timed transfer, not an error of the server.
         }
         finally
         {
