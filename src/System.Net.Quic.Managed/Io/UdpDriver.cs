@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Collections.Generic;
 using System.Net.Quic.Managed.Core;
 using System.Net.Sockets;
 using System.Threading;
@@ -28,6 +29,12 @@ internal sealed class UdpDriver : IDisposable
     private readonly Thread _thread;
     private readonly Socket _wakeSocket;
     private readonly SocketAddress _wakeTarget;
+
+    // A connected socket (a client that wants ICMP errors) drops datagrams from any other source, the wake-up
+    // datagram included: it then gets a separate loopback socket to wake on, and the loop waits on both.
+    private readonly Socket? _wakeReceiver;
+    private readonly List<Socket> _selectList = new(2);
+    private readonly byte[] _wakeDrain = new byte[16];
     private int _sleeping;
     private volatile bool _stopping;
     private int _disposed;
@@ -46,8 +53,18 @@ internal sealed class UdpDriver : IDisposable
             var a when a.Equals(IPAddress.IPv6Any) => IPAddress.IPv6Loopback,
             var a => a,
         };
-        _wakeSocket = new Socket(wakeAddress.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
-        _wakeTarget = new IPEndPoint(wakeAddress, LocalEndPoint.Port).Serialize();
+        if (socket.Connected)
+        {
+            _wakeReceiver = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            _wakeReceiver.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            _wakeSocket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            _wakeTarget = ((IPEndPoint)_wakeReceiver.LocalEndPoint!).Serialize();
+        }
+        else
+        {
+            _wakeSocket = new Socket(wakeAddress.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
+            _wakeTarget = new IPEndPoint(wakeAddress, LocalEndPoint.Port).Serialize();
+        }
         _thread = new Thread(Run) { IsBackground = true, Name = name ?? $"QuicManaged UDP {LocalEndPoint}" };
     }
 
@@ -66,7 +83,39 @@ internal sealed class UdpDriver : IDisposable
 
     public long SendCalls { get; private set; }
 
+    /// <summary>Loop turns that found a timer already due after running timers (a core timer that does not advance spins here).</summary>
+    public long ZeroWaitSteps { get; private set; }
+
+    /// <summary>
+    /// Runs on the driver thread after every step (work, timers, receive, flush): the API layer drains connection
+    /// events here. The driver flushes again afterwards, so core calls made by the hook go out without delay.
+    /// Set before <see cref="Start"/>.
+    /// </summary>
+    public Action? StepCompleted { get; set; }
+
     public void Start() => _thread.Start();
+
+    /// <summary>Exceptions escaping posted work or <see cref="StepCompleted"/> (a bug): counted, kept, reported, never fatal.</summary>
+    public int UnhandledCount { get; private set; }
+
+    public Exception? LastUnhandled { get; private set; }
+
+    /// <summary>Called on the driver thread with each such exception.</summary>
+    public Action<Exception>? UnhandledException { get; set; }
+
+    private void OnUnhandled(Exception e)
+    {
+        UnhandledCount++;
+        LastUnhandled = e;
+        try
+        {
+            UnhandledException?.Invoke(e);
+        }
+        catch
+        {
+            // The reporter itself failed: nothing more to do.
+        }
+    }
 
     /// <summary>True on the driver's own thread: code there may call the core directly.</summary>
     public bool IsDriverThread => Thread.CurrentThread == _thread;
@@ -105,6 +154,18 @@ internal sealed class UdpDriver : IDisposable
             RunWork(now);
             if (_endpoint.NextTimeoutUs <= now) _endpoint.OnTimeout(now);
             Flush(now);
+            if (StepCompleted is { } step)
+            {
+                try
+                {
+                    step();
+                }
+                catch (Exception e)
+                {
+                    OnUnhandled(e);
+                }
+                Flush(now);
+            }
 
             Volatile.Write(ref _sleeping, 1);
             if (!_work.IsEmpty || _stopping)
@@ -118,7 +179,9 @@ internal sealed class UdpDriver : IDisposable
             bool readable;
             try
             {
-                readable = waitUs != 0 && _socket.Poll(waitUs, SelectMode.SelectRead);
+                // A timer already due must not starve the socket: look for datagrams without waiting then.
+                if (waitUs == 0) ZeroWaitSteps++;
+                readable = _wakeReceiver is null || waitUs == 0 ? _socket.Poll(waitUs, SelectMode.SelectRead) : WaitConnected(waitUs);
             }
             catch (Exception e) when (e is SocketException or ObjectDisposedException)
             {
@@ -129,9 +192,38 @@ internal sealed class UdpDriver : IDisposable
         }
     }
 
+    private bool WaitConnected(int waitUs)
+    {
+        _selectList.Clear();
+        _selectList.Add(_socket);
+        _selectList.Add(_wakeReceiver!);
+        Socket.Select(_selectList, null, null, waitUs);
+        bool readable = false;
+        foreach (Socket ready in _selectList)
+        {
+            if (ready == _socket) readable = true;
+            else
+            {
+                while (_wakeReceiver!.Available > 0) _wakeReceiver.Receive(_wakeDrain);
+            }
+        }
+        return readable;
+    }
+
     private void RunWork(long now)
     {
-        while (_work.TryDequeue(out IDriverWorkItem? item)) item.Execute(now);
+        while (_work.TryDequeue(out IDriverWorkItem? item))
+        {
+            try
+            {
+                item.Execute(now);
+            }
+            catch (Exception e)
+            {
+                // One failing operation must not kill the thread every connection of this socket depends on.
+                OnUnhandled(e);
+            }
+        }
     }
 
     private void ReceiveBatch()
@@ -214,5 +306,6 @@ internal sealed class UdpDriver : IDisposable
         if (_thread.IsAlive && !IsDriverThread) _thread.Join(TimeSpan.FromSeconds(5));
         _socket.Dispose();
         _wakeSocket.Dispose();
+        _wakeReceiver?.Dispose();
     }
 }

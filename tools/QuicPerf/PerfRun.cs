@@ -1,0 +1,254 @@
+using System.Net;
+using System.Diagnostics;
+using System.Globalization;
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
+using QuicManaged.Tools.QuicPerf.Transport;
+
+namespace QuicManaged.Tools.QuicPerf;
+
+/// <summary>One qperf-like run: handshake, timed (or sized) download on N streams, per-second report, summary.</summary>
+public sealed class PerfRun
+{
+    private const double MiB = 1024.0 * 1024.0;
+
+    private readonly PerfOptions _options;
+    private long _received;
+    private long _reads;
+    private int _failedStreams;
+    private string? _firstFailure;
+
+    public PerfRun(PerfOptions options) => _options = options;
+
+    public async Task<int> RunAsync()
+    {
+        PerfTransportKind kind = _options.Provider;
+        string name = PerfTransport.DisplayName(kind);
+        if (!PerfTransport.IsAvailable(kind, out string reason))
+        {
+            Console.Error.WriteLine($"provider {name} is not available on this machine: {reason}");
+            return 2;
+        }
+
+        if (kind == PerfTransportKind.Managed
+            && Environment.GetEnvironmentVariable("QUIC_MANAGED_PROVIDER") is { Length: > 0 } forced
+            && !forced.Trim().Equals("managed", StringComparison.OrdinalIgnoreCase))
+        {
+            // The library's provider switch would route the "managed" run through msquic: refuse to mislabel it.
+            Console.Error.WriteLine($"QUIC_MANAGED_PROVIDER={forced} would make the managed provider use msquic; unset it (or use --provider msquic).");
+            return 1;
+        }
+
+        using X509Certificate2 certificate = SelfSignedCertificate.Create(_options.RsaCertificate);
+        var transportOptions = new PerfTransportOptions
+        {
+            Address = _options.IPv6 ? IPAddress.IPv6Loopback : IPAddress.Loopback,
+            Certificate = certificate,
+            CipherSuite = _options.Cipher,
+            StreamReceiveWindow = _options.StreamWindow,
+        };
+        var wire = kind == PerfTransportKind.Managed ? new ManagedWireCounters() : null;
+        await using PerfTransport transport = PerfTransport.Create(kind);
+        using var setupTimeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        await transport.StartAsync(transportOptions, setupTimeout.Token).ConfigureAwait(false);
+
+        // Handshakes: one QUIC connection carries all streams; TCP needs a connection per stream.
+        int connectionCount = transport.MultiplexesStreams ? 1 : _options.Streams;
+        var connections = new List<PerfClientConnection>(connectionCount);
+        double firstHandshakeMs = 0;
+        double coldHandshakeMs = 0;
+        try
+        {
+            // A first, unmeasured-for-throughput connection pays the JIT and the TLS library's one-time setup.
+            long coldStart = Stopwatch.GetTimestamp();
+            await (await transport.ConnectAsync(setupTimeout.Token).ConfigureAwait(false)).DisposeAsync().ConfigureAwait(false);
+            coldHandshakeMs = Stopwatch.GetElapsedTime(coldStart).TotalMilliseconds;
+            for (int i = 0; i < connectionCount; i++)
+            {
+                long start = Stopwatch.GetTimestamp();
+                connections.Add(await transport.ConnectAsync(setupTimeout.Token).ConfigureAwait(false));
+                if (i == 0) firstHandshakeMs = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
+            }
+        }
+        catch (Exception e)
+        {
+            Console.Error.WriteLine($"{name}: connect failed: {e.GetType().Name}: {e.Message}");
+            foreach (PerfClientConnection c in connections) await c.DisposeAsync().ConfigureAwait(false);
+            return 1;
+        }
+
+        TlsCipherSuite negotiated = connections[0].NegotiatedCipherSuite;
+        string what = _options.Bytes is { } b
+            ? $"downloading {b} bytes"
+            : string.Create(CultureInfo.InvariantCulture, $"downloading for {_options.Seconds:0.#} s");
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"{name}: connected to {transport.ListenEndPoint} with {negotiated}, handshake {firstHandshakeMs:F1} ms; {what} on {_options.Streams} stream(s)"));
+        if (_options.Cipher is { } wanted && wanted != negotiated)
+        {
+            Console.WriteLine($"warning: asked for {wanted} but {negotiated} was negotiated (the provider ignores CipherSuitesPolicy)");
+        }
+
+        // Measure the transfer only: counters snapshotted after the handshake.
+        var before = new ResourceSnapshot(wire);
+        ThreadCpuSnapshot? threadsBefore = ThreadCpuSnapshot.Take();
+        long transferStart = Stopwatch.GetTimestamp();
+        long deadline = _options.Bytes is null ? transferStart + (long)(_options.Seconds * Stopwatch.Frequency) : long.MaxValue;
+        using var stall = new CancellationTokenSource(TimeSpan.FromSeconds((_options.Bytes is null ? _options.Seconds : 3600) + 30));
+
+        var tasks = new Task[_options.Streams];
+        for (int i = 0; i < tasks.Length; i++)
+        {
+            PerfClientConnection connection = connections[transport.MultiplexesStreams ? 0 : i];
+            long? perStream = _options.Bytes is { } total ? total / _options.Streams + (i < total % _options.Streams ? 1 : 0) : null;
+            tasks[i] = Task.Run(() => DownloadAsync(connection, perStream, deadline, stall.Token));
+        }
+        Task all = Task.WhenAll(tasks);
+
+        // qperf-style progress: one line per second of the received rate.
+        long lastBytes = 0;
+        long lastTick = transferStart;
+        int second = 0;
+        while (true)
+        {
+            long nextTick = transferStart + (second + 1) * Stopwatch.Frequency;
+            TimeSpan wait = TimeSpan.FromSeconds(Math.Max(0, nextTick - Stopwatch.GetTimestamp()) / (double)Stopwatch.Frequency);
+            bool finished = await Task.WhenAny(all, Task.Delay(wait)).ConfigureAwait(false) == all;
+            long now = Stopwatch.GetTimestamp();
+            long bytes = Interlocked.Read(ref _received);
+            double interval = (now - lastTick) / (double)Stopwatch.Frequency;
+            second++;
+            if (!finished || interval > 0.05)
+            {
+                string label = finished && interval < 0.95 ? $"second {second} ({interval:F2} s)" : $"second {second}";
+                string path = "";
+                if (wire?.ReadPath() is { } p && wire.Read() is { } w)
+                {
+                    // Both connection ends share these means; datagrams are both directions since the start.
+                    path = string.Create(CultureInfo.InvariantCulture,
+                        $"  (srtt {p.RttMs:F2} ms, cwnd {p.CongestionWindow / 1024:F0} KiB, {w.Datagrams - (before.Wire?.Datagrams ?? 0)} datagrams, {w.Lost - (before.Wire?.Lost ?? 0)} lost so far)");
+                }
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{label}: {Mbit(bytes - lastBytes, interval):F1} Mbit/s{path}"));
+            }
+            lastBytes = bytes;
+            lastTick = now;
+            if (finished) break;
+        }
+        double elapsed = Stopwatch.GetElapsedTime(transferStart).TotalSeconds;
+        var after = new ResourceSnapshot(wire);
+        ThreadCpuSnapshot? threadsAfter = ThreadCpuSnapshot.Take();
+
+        foreach (PerfClientConnection c in connections) await c.DisposeAsync().ConfigureAwait(false);
+
+        long received = Interlocked.Read(ref _received);
+        double mib = received / MiB;
+        double cpu = (after.Cpu - before.Cpu).TotalSeconds;
+        long allocated = after.Allocated - before.Allocated;
+        var inv = CultureInfo.InvariantCulture;
+        Console.WriteLine();
+        Console.WriteLine(string.Create(inv, $"summary: {name}, {_options.Streams} stream(s), {negotiated}, {(_options.IPv6 ? "IPv6" : "IPv4")} loopback, {Environment.ProcessorCount} CPUs"));
+        Console.WriteLine(string.Create(inv, $"  transferred : {received} bytes ({mib:F1} MiB) in {elapsed:F2} s"));
+        Console.WriteLine(string.Create(inv, $"  throughput  : {Mbit(received, elapsed):F1} Mbit/s"));
+        long reads = Interlocked.Read(ref _reads);
+        Console.WriteLine(string.Create(inv, $"  app reads   : {reads} ReadAsync calls of a {PerfRequestHandler.ChunkSize / 1024} KiB buffer, {(reads > 0 ? received / (double)reads : 0):F0} bytes each on average, {(reads > 0 ? elapsed * 1e6 / reads : 0):F0} us apart"));
+        Console.WriteLine(string.Create(inv, $"  handshake   : {firstHandshakeMs:F2} ms warm ({coldHandshakeMs:F1} ms for the first, cold connection in the process incl. JIT)"));
+        Console.WriteLine(string.Create(inv, $"  CPU time    : {cpu:F2} s ({100 * cpu / elapsed:F0}% of one core; {(mib > 0 ? 1000 * cpu / mib : 0):F2} ms per MiB, client+server)"));
+        Console.WriteLine(string.Create(inv, $"  allocated   : {allocated / MiB:F2} MiB = {(mib > 0 ? allocated / mib : 0):F0} bytes per MiB transferred (client+server, GC.GetTotalAllocatedBytes)"));
+        Console.WriteLine(string.Create(inv, $"  GCs         : gen0 {after.Gen0 - before.Gen0}, gen1 {after.Gen1 - before.Gen1}, gen2 {after.Gen2 - before.Gen2}"));
+        if (before.Wire is { } w0 && after.Wire is { } w1)
+        {
+            long datagrams = w1.Datagrams - w0.Datagrams;
+            long wireBytes = w1.Bytes - w0.Bytes;
+            Console.WriteLine(string.Create(inv,
+                $"  wire        : {datagrams} datagrams, {wireBytes / MiB:F1} MiB UDP payload ({(received > 0 ? wireBytes / (double)received : 0):F3}x the data read; a timed run also counts what was in flight or unread when the reader stopped), {w1.Lost - w0.Lost} packets lost (both directions)"));
+        }
+        else if (kind == PerfTransportKind.Managed)
+        {
+            Console.WriteLine("  wire        : n/a (QuicTelemetryCounters not found in System.Net.Quic.Managed)");
+        }
+
+        if (threadsBefore is not null && threadsAfter is not null)
+        {
+            var busiest = threadsAfter.Since(threadsBefore);
+            var parts = new List<string>();
+            for (int i = 0; i < busiest.Count && i < 6; i++)
+            {
+                parts.Add(string.Create(inv, $"{busiest[i].Name} {busiest[i].Seconds:F2} s"));
+            }
+            Console.WriteLine($"  CPU by thread: {string.Join(", ", parts)}");
+        }
+
+        if (_failedStreams > 0)
+        {
+            Console.Error.WriteLine($"{_failedStreams} stream(s) failed; first: {_firstFailure}");
+            return 1;
+        }
+        if (_options.Bytes is { } expected && received != expected)
+        {
+            Console.Error.WriteLine($"received {received} bytes, expected {expected}");
+            return 1;
+        }
+        return 0;
+    }
+
+    private async Task DownloadAsync(PerfClientConnection connection, long? bytes, long deadline, CancellationToken cancellationToken)
+    {
+        byte[] buffer = new byte[PerfRequestHandler.ChunkSize];
+        Stream? stream = null;
+        try
+        {
+            stream = await connection.OpenStreamAsync(cancellationToken).ConfigureAwait(false);
+            byte[] header = new PerfRequestHeader(0, bytes ?? PerfRequestHeader.Unlimited, Last: true).ToArray();
+            await PerfStreamOperations.WriteAsync(stream, header, completeWrites: true, cancellationToken).ConfigureAwait(false);
+            while (true)
+            {
+                int n = await stream.ReadAsync(buffer, cancellationToken).ConfigureAwait(false);
+                if (n == 0) break;
+                Interlocked.Add(ref _received, n);
+                Interlocked.Increment(ref _reads);
+                if (Stopwatch.GetTimestamp() >= deadline)
+                {
+                    PerfStreamOperations.AbortRead(stream);
+                    break;
+                }
+            }
+        }
+        catch (Exception e)
+        {
+            if (Interlocked.Increment(ref _failedStreams) == 1)
+            {
+                _firstFailure = cancellationToken.IsCancellationRequested ? "stalled: no progress before the watchdog fired" : $"{e.GetType().Name}: {e.Message}";
+            }
+        }
+        finally
+        {
+            if (stream is not null && connection is not TcpTlsClientConnection) await stream.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    private static double Mbit(long bytes, double seconds) => seconds <= 0 ? 0 : bytes * 8 / seconds / 1e6;
+
+    private readonly struct ResourceSnapshot
+    {
+        public ResourceSnapshot(ManagedWireCounters? wire)
+        {
+            Cpu = Process.GetCurrentProcess().TotalProcessorTime;
+            Allocated = GC.GetTotalAllocatedBytes(precise: true);
+            Gen0 = GC.CollectionCount(0);
+            Gen1 = GC.CollectionCount(1);
+            Gen2 = GC.CollectionCount(2);
+            Wire = wire?.Read();
+        }
+
+        public TimeSpan Cpu { get; }
+
+        public long Allocated { get; }
+
+        public int Gen0 { get; }
+
+        public int Gen1 { get; }
+
+        public int Gen2 { get; }
+
+        public (long Datagrams, long Bytes, long Lost)? Wire { get; }
+    }
+}

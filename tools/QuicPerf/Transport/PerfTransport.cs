@@ -1,0 +1,58 @@
+using System.Net;
+namespace QuicManaged.Tools.QuicPerf.Transport;
+
+/// <summary>
+/// A loopback server (answering <see cref="PerfRequestHandler"/> on every stream it accepts) plus the means to
+/// connect clients to it, for one provider.
+/// </summary>
+public abstract class PerfTransport : IAsyncDisposable
+{
+    public abstract PerfTransportKind Kind { get; }
+
+    /// <summary>True for QUIC (many streams on one connection); false for TCP (one stream per connection).</summary>
+    public abstract bool MultiplexesStreams { get; }
+
+    public abstract IPEndPoint ListenEndPoint { get; }
+
+    public abstract Task StartAsync(PerfTransportOptions options, CancellationToken cancellationToken);
+
+    /// <summary>Connects a new client (a full handshake).</summary>
+    public abstract Task<PerfClientConnection> ConnectAsync(CancellationToken cancellationToken);
+
+    public abstract ValueTask DisposeAsync();
+
+    public static string DisplayName(PerfTransportKind kind) => kind switch
+    {
+        PerfTransportKind.Managed => "managed",
+        PerfTransportKind.MsQuic => "msquic",
+        _ => "tcp-tls",
+    };
+
+    /// <summary>False with a human-readable reason when the provider cannot run on this machine.</summary>
+    public static bool IsAvailable(PerfTransportKind kind, out string reason)
+    {
+        switch (kind)
+        {
+            case PerfTransportKind.Managed:
+                if (System.Net.Quic.Managed.QuicListener.IsSupported && System.Net.Quic.Managed.QuicConnection.IsSupported)
+                {
+                    reason = "";
+                    return true;
+                }
+                reason = "System.Net.Quic.Managed.QuicListener/QuicConnection.IsSupported is false: the public API of this build is not wired to the transport yet.";
+                return false;
+            case PerfTransportKind.MsQuic:
+                return MsQuicTransport.IsAvailable(out reason);
+            default:
+                reason = "";
+                return true;
+        }
+    }
+
+    public static PerfTransport Create(PerfTransportKind kind) => kind switch
+    {
+        PerfTransportKind.Managed => new ManagedQuicTransport(),
+        PerfTransportKind.MsQuic => new MsQuicTransport(),
+        _ => new TcpTlsTransport(),
+    };
+}
