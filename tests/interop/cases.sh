@@ -164,7 +164,7 @@ files_for() {
     zerortt) echo f-5k hs-1k ;;
     transferloss|tshark-decrypt) echo f-1m ;;
     http3) echo f-5k f-1m ;;
-    handshakeloss) echo hl-1 hl-2 hl-3 hl-4 hl-5 ;;
+    handshakeloss) echo hl-1 hl-2 hl-3 ;;
   esac
 }
 capture_mode() { # full captures everywhere: the failures worth reading need decrypted frames (peer key logs)
@@ -202,6 +202,10 @@ capture_checks() {
         n=$(tshark_count "tls.handshake.type == 8 && tls.handshake.extension.type == 42" "$keys")
         [ "$n" -ge 1 ] || echo "server did not accept early data (no early_data in EncryptedExtensions)"
       fi ;;
+    connectionmigration|rebind)
+      # The server must have seen the client's packets arrive from more than one port, or nothing was tested.
+      n=$(tshark -r "$cdir/trace.pcapng" -Y "quic && udp.dstport == $port" -T fields -e udp.srcport 2>/dev/null | sort -u | wc -l)
+      [ "$n" -ge 2 ] || echo "the client's address never changed (one source port seen by the server)" ;;
     keyupdate)
       if [ -z "$keys" ] || [ ! -s "$keys" ]; then echo "no key log to verify the key update"; return; fi
       local up down
@@ -246,7 +250,7 @@ run_one_case() {
   local farr=($files)
   local rc=0 problem keys tport=$port
   # handshakeloss runs five connections one after another: each gets a share of the case's bound.
-  [ "$name" = handshakeloss ] && client_timeout=15
+  [ "$name" = handshakeloss ] && client_timeout=25
   start_capture "$(capture_mode "$name")" || true
 
   case "$peer/$dir" in
@@ -289,16 +293,18 @@ run_one_case() {
         transferloss) copts="-t 0.02 -r 0.02" ;;
         handshakeloss) copts="-t 0.3 -r 0.3" ;;
         connectionmigration) copts="--change-local-addr=100ms" ;;
-        rebind) copts="--change-local-addr=100ms --nat-rebinding" ;;
+        # rebind: gtlsclient 0.12's --nat-rebinding did not change its port in a peer-against-peer check (and truncated
+        # the download); the relay rebinds instead, as for quic-go.
         resumption|zerortt) copts="--session-file=$cdir/session.pem --tp-file=$cdir/tp.txt" ;;
       esac
+      if [ "$name" = rebind ]; then start_relay --rebind-every 0.5 || { fail "relay did not start"; return; }; tport=$((port + 1)); fi
       if [ "$name" = handshakeloss ]; then
         for f in "${farr[@]}"; do gtls_client "$port" "$copts" "$f"; rc=$?; [ $rc -eq 0 ] || break; done
       elif [ "$name" = resumption ] || [ "$name" = zerortt ]; then
         gtls_client "$port" "$copts" "${farr[0]}"; rc=$?
         if [ $rc -eq 0 ]; then sleep 0.2; gtls_client "$port" "$copts" "${farr[@]:1}"; rc=$?; fi
       else
-        gtls_client "$port" "$copts" "${farr[@]}"; rc=$?
+        gtls_client "$tport" "$copts" "${farr[@]}"; rc=$?
       fi
       keys="$cdir/peer.keys"
       ;;
