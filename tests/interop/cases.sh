@@ -312,6 +312,7 @@ run_one_case() {
       [ -x "${QGO_INTEROP_SERVER:-}" ] || { skip "quic-go interop server not built (artifacts/interop/qgo-build.log)"; return; }
       if [ "$name" = connectionmigration ]; then skip "quic-go 0.29's interop server offers no preferred_address"; return; fi
       if [ "$name" = tshark-decrypt ]; then skip "ngtcp2 only"; return; fi
+      if [ "$name" = rebind ]; then skip "quic-go 0.29's server does not follow a NAT rebinding (its own client fails through the same relay: it keeps sending to the old port)"; return; fi
       qgo_server "$(qgo_testcase "$name")"
       wait_udp_port "$port" "$server_pid" || { fail "quic-go server did not start: $(log_reason "$cdir/peer-server.log")"; return; }
       case "$name" in
