@@ -3,6 +3,9 @@
 
 Drops datagrams at random (seeded) in either direction, and can rebind its upstream socket every N seconds, so the
 server sees the client's address change the way a NAT rebinding looks (the quic-interop-runner's rebind cases).
+After a rebind the client's datagrams leave from the new port only, but the old ports still deliver what the server
+sends to them (the old mapping lingers, as in a NAT): otherwise a download stalls for nothing to do with QUIC, the
+server's packets going to a port nobody reads while the client, with nothing to acknowledge, stays silent.
 
 usage: udp_relay.py LISTEN_PORT UPSTREAM_PORT [--loss P] [--rebind-every S] [--seed N] [--host 127.0.0.1]
 Runs until killed; prints a one-line summary on SIGTERM.
@@ -33,6 +36,7 @@ def main():
     back = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     back.bind((args.host, 0))
     client = None
+    old_backs = []
     stats = {"up": 0, "down": 0, "dropped": 0, "rebinds": 0}
     next_rebind = None
 
@@ -47,10 +51,12 @@ def main():
         timeout = None
         if next_rebind is not None:
             timeout = max(0.0, next_rebind - time.monotonic())
-        readable, _, _ = select.select([front, back], [], [], timeout)
+        readable, _, _ = select.select([front, back] + old_backs, [], [], timeout)
         if next_rebind is not None and time.monotonic() >= next_rebind:
-            # NAT rebinding: a new source port towards the server; replies to the old port are lost, as through a NAT.
-            back.close()
+            # NAT rebinding: a new source port towards the server (the old ports keep delivering, see above).
+            old_backs.append(back)
+            if len(old_backs) > 8:
+                old_backs.pop(0).close()
             back = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             back.bind((args.host, 0))
             stats["rebinds"] += 1

@@ -42,6 +42,7 @@ n=0
   echo
   if [ -s "$art/self-check/notes" ]; then sed 's/^NOTE self-check /- /' "$art/self-check/notes"; else echo "- not run"; fi
   echo
+  if [ -f "$(dirname "$0")/INTEROP.findings.md" ]; then cat "$(dirname "$0")/INTEROP.findings.md"; echo; fi
   cat "$(dirname "$0")/INTEROP.methods.md"
 } > "$out"
 rm -f "$notes"
