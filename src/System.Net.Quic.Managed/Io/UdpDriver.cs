@@ -83,6 +83,9 @@ internal sealed class UdpDriver : IDisposable
 
     public long SendCalls { get; private set; }
 
+    /// <summary>Loop turns that found a timer already due after running timers (a core timer that does not advance spins here).</summary>
+    public long ZeroWaitSteps { get; private set; }
+
     /// <summary>
     /// Runs on the driver thread after every step (work, timers, receive, flush): the API layer drains connection
     /// events here. The driver flushes again afterwards, so core calls made by the hook go out without delay.
@@ -91,6 +94,28 @@ internal sealed class UdpDriver : IDisposable
     public Action? StepCompleted { get; set; }
 
     public void Start() => _thread.Start();
+
+    /// <summary>Exceptions escaping posted work or <see cref="StepCompleted"/> (a bug): counted, kept, reported, never fatal.</summary>
+    public int UnhandledCount { get; private set; }
+
+    public Exception? LastUnhandled { get; private set; }
+
+    /// <summary>Called on the driver thread with each such exception.</summary>
+    public Action<Exception>? UnhandledException { get; set; }
+
+    private void OnUnhandled(Exception e)
+    {
+        UnhandledCount++;
+        LastUnhandled = e;
+        try
+        {
+            UnhandledException?.Invoke(e);
+        }
+        catch
+        {
+            // The reporter itself failed: nothing more to do.
+        }
+    }
 
     /// <summary>True on the driver's own thread: code there may call the core directly.</summary>
     public bool IsDriverThread => Thread.CurrentThread == _thread;
@@ -131,7 +156,14 @@ internal sealed class UdpDriver : IDisposable
             Flush(now);
             if (StepCompleted is { } step)
             {
-                step();
+                try
+                {
+                    step();
+                }
+                catch (Exception e)
+                {
+                    OnUnhandled(e);
+                }
                 Flush(now);
             }
 
@@ -147,7 +179,9 @@ internal sealed class UdpDriver : IDisposable
             bool readable;
             try
             {
-                readable = waitUs != 0 && (_wakeReceiver is null ? _socket.Poll(waitUs, SelectMode.SelectRead) : WaitConnected(waitUs));
+                // A timer already due must not starve the socket: look for datagrams without waiting then.
+                if (waitUs == 0) ZeroWaitSteps++;
+                readable = _wakeReceiver is null || waitUs == 0 ? _socket.Poll(waitUs, SelectMode.SelectRead) : WaitConnected(waitUs);
             }
             catch (Exception e) when (e is SocketException or ObjectDisposedException)
             {
@@ -178,7 +212,18 @@ internal sealed class UdpDriver : IDisposable
 
     private void RunWork(long now)
     {
-        while (_work.TryDequeue(out IDriverWorkItem? item)) item.Execute(now);
+        while (_work.TryDequeue(out IDriverWorkItem? item))
+        {
+            try
+            {
+                item.Execute(now);
+            }
+            catch (Exception e)
+            {
+                // One failing operation must not kill the thread every connection of this socket depends on.
+                OnUnhandled(e);
+            }
+        }
     }
 
     private void ReceiveBatch()
