@@ -26,6 +26,9 @@ def main():
     parser.add_argument("--loss", type=float, default=0.0)
     parser.add_argument("--rebind-every", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=1)
+    # Rebinding starts once this many datagrams went to the client: after the handshake, as in the runner (RFC 9000 §9:
+    # an address change during the handshake is not expected to survive).
+    parser.add_argument("--rebind-after-down", type=int, default=50)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args()
 
@@ -71,11 +74,11 @@ def main():
                 client = source
                 back.sendto(data, upstream_addr)
                 stats["up"] += 1
-                if args.rebind_every > 0 and next_rebind is None:
-                    next_rebind = time.monotonic() + args.rebind_every
             elif client is not None:
                 front.sendto(data, client)
                 stats["down"] += 1
+                if args.rebind_every > 0 and next_rebind is None and stats["down"] >= args.rebind_after_down:
+                    next_rebind = time.monotonic() + args.rebind_every
 
 
 if __name__ == "__main__":
