@@ -34,6 +34,7 @@ internal sealed class UdpDriver : IDisposable
     // datagram included: it then gets a separate loopback socket to wake on, and the loop waits on both.
     private readonly Socket? _wakeReceiver;
     private readonly List<Socket> _selectList = new(2);
+    private readonly List<Socket> _errorList = new(1);
     private readonly byte[] _wakeDrain = new byte[16];
     private int _sleeping;
     private volatile bool _stopping;
@@ -197,8 +198,12 @@ internal sealed class UdpDriver : IDisposable
         _selectList.Clear();
         _selectList.Add(_socket);
         _selectList.Add(_wakeReceiver!);
-        Socket.Select(_selectList, null, null, waitUs);
-        bool readable = false;
+        // A pending ICMP error (POLLERR) does not make the socket readable to Select: ask for errors too, then the
+        // receive below fetches the error (ECONNREFUSED) and hands it to SocketErrorHandler.
+        _errorList.Clear();
+        _errorList.Add(_socket);
+        Socket.Select(_selectList, null, _errorList, waitUs);
+        bool readable = _errorList.Count > 0;
         foreach (Socket ready in _selectList)
         {
             if (ready == _socket) readable = true;

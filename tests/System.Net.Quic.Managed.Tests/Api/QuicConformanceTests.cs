@@ -73,6 +73,23 @@ public class QuicConformanceTests
         }
     }
 
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task DualStackListenerServesAnIpv4Client(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind, IPAddress.IPv6Any);
+        var options = ClientOptions(new IPEndPoint(IPAddress.Loopback, listener.LocalEndPoint.Port));
+        var (client, server) = await ConnectPairAsync(kind, listener, options);
+        await using (client)
+        await using (server)
+        {
+            Assert.Equal(IPAddress.Loopback, client.RemoteEndPoint.Address);
+            Assert.Equal(client.LocalEndPoint.Port, server.RemoteEndPoint.Port);
+            await EchoOnceAsync(client, server, 3000, Timeout());
+        }
+    }
+
     private static async Task EchoOnceAsync(QuicConnection client, QuicConnection server, int size, CancellationToken ct)
     {
         Task echo = Task.Run(async () =>
@@ -180,9 +197,9 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public Task Transfer20MegabytesWithSha256(string provider) => TransferAsync(Require(provider), 20);
 
+    /// <summary>100 MB took 6.7 s on loopback (managed, machine load ~30 on 2 cores), under the ~20 s bar: it runs by default.</summary>
     [SkippableTheory]
     [MemberData(nameof(Providers))]
-    [Trait("Category", "Slow")]
     public Task Transfer100MegabytesWithSha256(string provider) => TransferAsync(Require(provider), 100);
 
     [SkippableTheory]
@@ -361,28 +378,36 @@ public class QuicConformanceTests
 
     [SkippableTheory]
     [MemberData(nameof(Providers))]
-    public async Task HundredConcurrentConnectionsToOneListener(string provider)
+    [Trait("Category", "Slow")]
+    public Task HundredConcurrentConnectionsToOneListener(string provider) => ConcurrentConnectionsAsync(Require(provider), 100);
+
+    /// <summary>The default-run variant: the 100-connection one takes minutes when the shared test machine is loaded.</summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task TwentyConcurrentConnectionsToOneListener(string provider) => ConcurrentConnectionsAsync(Require(provider), 20);
+
+    private async Task ConcurrentConnectionsAsync(QuicProviderKind kind, int connections)
     {
-        QuicProviderKind kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        CancellationToken ct = Timeout(180);
-        const int Connections = 100;
+        // Generous timeouts: on a loaded machine the first connections wait idle while the last ones handshake.
+        await using QuicListener listener = await ListenAsync(kind, configure: o => o.IdleTimeout = TimeSpan.FromMinutes(5));
+        CancellationToken ct = Timeout(240);
         var watch = Stopwatch.StartNew();
         var servers = new List<QuicConnection>();
         Task acceptLoop = Task.Run(async () =>
         {
-            for (int i = 0; i < Connections; i++) servers.Add(await listener.AcceptConnectionAsync(ct));
+            for (int i = 0; i < connections; i++) servers.Add(await listener.AcceptConnectionAsync(ct));
         });
         // Handshakes cost CPU (X25519, ECDSA, chain building): at most 10 run at once, but all 100 stay open together.
-        var clients = new QuicConnection[Connections];
+        var clients = new QuicConnection[connections];
         using var gate = new SemaphoreSlim(10);
-        await Task.WhenAll(Enumerable.Range(0, Connections).Select(i => Task.Run(async () =>
+        await Task.WhenAll(Enumerable.Range(0, connections).Select(i => Task.Run(async () =>
         {
             await gate.WaitAsync(ct);
             try
             {
                 var options = ClientOptions(listener.LocalEndPoint);
-                options.HandshakeTimeout = TimeSpan.FromSeconds(60); // the test machine may be heavily loaded
+                options.HandshakeTimeout = TimeSpan.FromSeconds(60);
+                options.IdleTimeout = TimeSpan.FromMinutes(5);
                 clients[i] = await ConnectAsync(kind, options, ct);
             }
             finally
@@ -391,9 +416,9 @@ public class QuicConformanceTests
             }
         })));
         await acceptLoop;
-        _output.WriteLine($"{Connections} handshakes in {watch.ElapsedMilliseconds} ms");
-        Assert.Equal(Connections, servers.Count);
-        Assert.Equal(Connections, servers.Select(s => s.RemoteEndPoint.Port).Distinct().Count());
+        _output.WriteLine($"{connections} handshakes in {watch.ElapsedMilliseconds} ms");
+        Assert.Equal(connections, servers.Count);
+        Assert.Equal(connections, servers.Select(s => s.RemoteEndPoint.Port).Distinct().Count());
 
         Task serving = Task.WhenAll(servers.Select(server => Task.Run(async () =>
         {
@@ -409,8 +434,11 @@ public class QuicConformanceTests
             Assert.Equal(payload, await ReadToEndAsync(stream, ct));
         })));
         await serving;
+        _output.WriteLine($"echo on each after {watch.ElapsedMilliseconds} ms");
         foreach (QuicConnection c in clients) await c.DisposeAsync();
+        _output.WriteLine($"clients disposed after {watch.ElapsedMilliseconds} ms");
         foreach (QuicConnection s in servers) await s.DisposeAsync();
+        _output.WriteLine($"servers disposed after {watch.ElapsedMilliseconds} ms");
     }
 
     [SkippableTheory]

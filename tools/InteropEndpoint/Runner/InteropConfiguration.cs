@@ -15,6 +15,12 @@ internal sealed class InteropConfiguration
     public string? CertificateDirectory { get; init; }
     public string? KeyLogFile { get; init; }
     public string? QlogDirectory { get; init; }
+
+    /// <summary>
+    /// ALPN override (variable ALPN: "h3" or "hq-interop"). The runner uses hq-interop for every case but http3; peers
+    /// that speak only HTTP/3 (ngtcp2's and quic-go's example tools) need h3 for all of them.
+    /// </summary>
+    public string? Alpn { get; init; }
     public string Host { get; init; } = "::";
     public int Port { get; init; } = 443;
     public TimeSpan Timeout { get; init; } = TimeSpan.FromSeconds(DefaultTimeoutSeconds);
@@ -65,6 +71,13 @@ internal sealed class InteropConfiguration
             return null;
         }
 
+        string? alpn = variable("ALPN");
+        if (!string.IsNullOrEmpty(alpn) && alpn is not (InteropTestCase.AlpnH3 or InteropTestCase.AlpnHq))
+        {
+            error = $"ALPN must be '{InteropTestCase.AlpnH3}' or '{InteropTestCase.AlpnHq}'";
+            return null;
+        }
+
         string? host = variable("HOST");
         return new InteropConfiguration
         {
@@ -76,6 +89,7 @@ internal sealed class InteropConfiguration
             CertificateDirectory = variable("CERTS"),
             KeyLogFile = variable("SSLKEYLOGFILE"),
             QlogDirectory = variable("QLOGDIR"),
+            Alpn = string.IsNullOrEmpty(alpn) ? null : alpn,
             Host = string.IsNullOrEmpty(host) ? "::" : host,
             Port = port,
             Timeout = TimeSpan.FromSeconds(timeoutSeconds),

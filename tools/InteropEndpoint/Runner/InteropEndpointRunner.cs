@@ -61,27 +61,27 @@ internal static class InteropEndpointRunner
         }
 
         Directory.CreateDirectory(config.DownloadDirectory);
+        string alpn = config.Alpn ?? testCase.Alpn;
         using CancellationTokenSource timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(config.Timeout);
         try
         {
-            QuicClientConnectionOptions options = new()
+            // resumption / zerortt: the first URL on one connection, the rest on a second connection in this process,
+            // which can resume with the session ticket of the first (the runner's contract for these cases).
+            bool twoConnections = testCase.Name is "resumption" or "zerortt" && config.Requests.Count > 1;
+            IReadOnlyList<Uri> firstBatch = twoConnections ? [config.Requests[0]] : config.Requests;
+            bool ok = await FetchOverOneConnectionAsync(config, testCase, alpn, first, firstBatch, log, timeout.Token).ConfigureAwait(false);
+            if (ok && twoConnections)
             {
-                RemoteEndPoint = new DnsEndPoint(first.IdnHost, first.Port),
-                DefaultStreamErrorCode = (long)Http3ErrorCode.RequestCancelled,
-                DefaultCloseErrorCode = (long)Http3ErrorCode.NoError,
-                MaxInboundUnidirectionalStreams = 8,
-                ClientAuthenticationOptions = new SslClientAuthenticationOptions
+                List<Uri> rest = new(config.Requests.Count - 1);
+                for (int i = 1; i < config.Requests.Count; i++)
                 {
-                    ApplicationProtocols = [new SslApplicationProtocol(testCase.Alpn)],
-                    TargetHost = first.IdnHost,
-                    // Interop only: the runner's certificates are self-signed.
-                    RemoteCertificateValidationCallback = static (_, _, _, _) => true,
-                },
-            };
-            QuicConnection connection = await QuicConnection.ConnectAsync(options, timeout.Token).ConfigureAwait(false);
-            await using QuicMultiplexedConnection multiplexed = new(connection);
-            bool ok = await InteropDownloader.RunAsync(multiplexed, testCase.Alpn, config.Requests, config.DownloadDirectory, log, timeout.Token).ConfigureAwait(false);
+                    rest.Add(config.Requests[i]);
+                }
+
+                ok = await FetchOverOneConnectionAsync(config, testCase, alpn, first, rest, log, timeout.Token).ConfigureAwait(false);
+            }
+
             return ok ? InteropExitCode.Success : InteropExitCode.Failure;
         }
         catch (OperationCanceledException)
@@ -94,6 +94,38 @@ internal static class InteropEndpointRunner
             log.WriteLine($"connection failed: {e.GetType().Name}: {e.Message}");
             return InteropExitCode.Failure;
         }
+    }
+
+    private static async Task<bool> FetchOverOneConnectionAsync(InteropConfiguration config, InteropTestCase testCase, string alpn, Uri first, IReadOnlyList<Uri> urls, TextWriter log, CancellationToken cancellationToken)
+    {
+        SslClientAuthenticationOptions tls = new()
+        {
+            ApplicationProtocols = [new SslApplicationProtocol(alpn)],
+            TargetHost = first.IdnHost,
+            // Interop only: the runner's certificates are self-signed.
+            RemoteCertificateValidationCallback = static (_, _, _, _) => true,
+        };
+        if (testCase.Name == "chacha20" && !OperatingSystem.IsWindows())
+        {
+            // The runner's chacha20 case: offer TLS_CHACHA20_POLY1305_SHA256 only.
+            tls.CipherSuitesPolicy = new CipherSuitesPolicy([TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256]);
+        }
+
+        QuicClientConnectionOptions options = new()
+        {
+            RemoteEndPoint = IPAddress.TryParse(first.IdnHost, out IPAddress? literal)
+                ? new IPEndPoint(literal, first.Port)
+                : new DnsEndPoint(first.IdnHost, first.Port),
+            DefaultStreamErrorCode = (long)Http3ErrorCode.RequestCancelled,
+            DefaultCloseErrorCode = (long)Http3ErrorCode.NoError,
+            MaxInboundUnidirectionalStreams = 8,
+            ClientAuthenticationOptions = tls,
+        };
+        QuicConnection connection = await QuicConnection.ConnectAsync(options, cancellationToken).ConfigureAwait(false);
+        // One greppable line per connection: the harness checks the negotiated suite for chacha20.
+        log.WriteLine($"connected {connection.LocalEndPoint} -> {connection.RemoteEndPoint}: alpn={connection.NegotiatedApplicationProtocol} cipher={connection.NegotiatedCipherSuite}");
+        await using QuicMultiplexedConnection multiplexed = new(connection);
+        return await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
     }
 
     private static async Task<int> RunServerAsync(InteropConfiguration config, InteropTestCase testCase, TextWriter log, CancellationToken cancellationToken)
@@ -131,6 +163,7 @@ internal static class InteropEndpointRunner
         }
 
         FileRoot root = new(config.WwwDirectory);
+        string alpn = config.Alpn ?? testCase.Alpn;
         using (certificate)
         {
             try
@@ -138,7 +171,7 @@ internal static class InteropEndpointRunner
                 QuicListenerOptions options = new()
                 {
                     ListenEndPoint = new IPEndPoint(address, config.Port),
-                    ApplicationProtocols = [new SslApplicationProtocol(testCase.Alpn)],
+                    ApplicationProtocols = [new SslApplicationProtocol(alpn)],
                     ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(new QuicServerConnectionOptions
                     {
                         DefaultStreamErrorCode = (long)Http3ErrorCode.RequestCancelled,
@@ -147,18 +180,18 @@ internal static class InteropEndpointRunner
                         MaxInboundUnidirectionalStreams = 8,
                         ServerAuthenticationOptions = new SslServerAuthenticationOptions
                         {
-                            ApplicationProtocols = [new SslApplicationProtocol(testCase.Alpn)],
+                            ApplicationProtocols = [new SslApplicationProtocol(alpn)],
                             ServerCertificate = certificate,
                         },
                     }),
                 };
                 await using QuicListener listener = await QuicListener.ListenAsync(options, cancellationToken).ConfigureAwait(false);
-                log.WriteLine($"listening on {listener.LocalEndPoint} ({testCase.Alpn}), serving {root.Directory}");
+                log.WriteLine($"listening on {listener.LocalEndPoint} ({alpn}), serving {root.Directory}");
                 // The server runs until the runner stops it (SIGTERM -> cancellation).
                 while (!cancellationToken.IsCancellationRequested)
                 {
                     QuicConnection connection = await listener.AcceptConnectionAsync(cancellationToken).ConfigureAwait(false);
-                    _ = ServeConnectionAsync(connection, testCase.Alpn, root, log, cancellationToken);
+                    _ = ServeConnectionAsync(connection, alpn, root, log, cancellationToken);
                 }
 
                 return InteropExitCode.Success;
