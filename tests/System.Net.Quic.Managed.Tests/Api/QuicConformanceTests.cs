@@ -90,6 +90,28 @@ public class QuicConformanceTests
         }
     }
 
+    [Fact]
+    public async Task StatisticsExtensionCountsTheTraffic()
+    {
+        await using QuicListener listener = await ListenAsync(QuicProviderKind.Managed);
+        var (client, server) = await ConnectPairAsync(QuicProviderKind.Managed, listener);
+        await using (client)
+        await using (server)
+        {
+            await EchoOnceAsync(client, server, 200_000, Timeout());
+            QuicConnectionStatistics c = client.GetStatistics();
+            QuicConnectionStatistics s = server.GetStatistics();
+            Assert.InRange(c.BytesSent, 200_000, 400_000);
+            Assert.InRange(c.BytesReceived, 200_000, 400_000);
+            Assert.True(c.DatagramsSent > 150 && c.PacketsSent >= c.DatagramsSent, $"{c.DatagramsSent} datagrams, {c.PacketsSent} packets");
+            Assert.True(s.DatagramsReceived > 150);
+            Assert.True(c.SmoothedRtt > TimeSpan.Zero && c.SmoothedRtt < TimeSpan.FromSeconds(1));
+            Assert.True(c.CongestionWindow > 0);
+            await client.CloseAsync(0);
+            Assert.True(client.GetStatistics().DatagramsSent >= c.DatagramsSent); // the final snapshot stays readable
+        }
+    }
+
     private static async Task EchoOnceAsync(QuicConnection client, QuicConnection server, int size, CancellationToken ct)
     {
         Task echo = Task.Run(async () =>
