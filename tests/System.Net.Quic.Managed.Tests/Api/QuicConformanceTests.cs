@@ -112,6 +112,37 @@ public class QuicConformanceTests
         }
     }
 
+    [Fact]
+    public async Task DisposalReleasesThreadsAndSockets()
+    {
+        QuicListener listener = await ListenAsync(QuicProviderKind.Managed);
+        ManagedDriverHost listenerHost = ((ManagedListener)listener.Impl).Host;
+        var (client, server) = await ConnectPairAsync(QuicProviderKind.Managed, listener);
+        ManagedDriverHost clientHost = ((ManagedConnection)client.Impl).Host;
+        Assert.True(clientHost.Driver.IsRunning && listenerHost.Driver.IsRunning);
+
+        await client.DisposeAsync();
+        Assert.False(clientHost.Driver.IsRunning); // one thread and socket per client connection, gone with it
+        Assert.True(clientHost.IsDisposed);
+
+        // A disposed listener keeps its socket while an accepted connection still uses it (as msquic does).
+        await listener.DisposeAsync();
+        Assert.True(listenerHost.Driver.IsRunning);
+        await server.DisposeAsync();
+        Assert.False(listenerHost.Driver.IsRunning);
+        Assert.True(listenerHost.IsDisposed);
+        // The port is free again.
+        using var rebind = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp);
+        rebind.Bind(listenerHost.Driver.LocalEndPoint);
+
+        // A failed connect leaves nothing running either.
+        var options = ClientOptions(new IPEndPoint(IPAddress.Loopback, rebind.LocalEndPoint is IPEndPoint e ? e.Port : 0));
+        options.HandshakeTimeout = TimeSpan.FromSeconds(1);
+        int before = System.Diagnostics.Process.GetCurrentProcess().Threads.Count;
+        await Assert.ThrowsAsync<QuicException>(() => ConnectAsync(QuicProviderKind.Managed, options, Timeout()));
+        _output.WriteLine($"threads before/after a failed connect: {before}/{System.Diagnostics.Process.GetCurrentProcess().Threads.Count}");
+    }
+
     private static async Task EchoOnceAsync(QuicConnection client, QuicConnection server, int size, CancellationToken ct)
     {
         Task echo = Task.Run(async () =>
