@@ -49,6 +49,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     private X509Certificate2? _remoteCertificate;
     private SslApplicationProtocol _applicationProtocol;
     private TlsCipherSuite _cipherSuite;
+    private volatile QuicConnectionStatistics _statistics = new();
 
     public ManagedConnection(ManagedDriverHost host, QuicConnection owner, QuicConnectionOptions options, ManagedListener? listener, IPEndPoint remote, string targetHostName)
     {
@@ -273,10 +274,51 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         }
     }
 
+    /// <summary>Driver thread: a snapshot of the core's counters (taken on request and once more when the connection ends).</summary>
+    private void TakeStatistics()
+    {
+        if (_core is not { } core || _detached) return;
+        ConnectionStatistics c = core.Statistics;
+        _statistics = new QuicConnectionStatistics
+        {
+            DatagramsSent = c.DatagramsSent,
+            DatagramsReceived = c.DatagramsReceived,
+            BytesSent = c.BytesSent,
+            BytesReceived = c.BytesReceived,
+            PacketsSent = c.PacketsSent,
+            PacketsReceived = c.PacketsReceived,
+            PacketsLost = c.PacketsLost,
+            StreamBytesRetransmitted = c.StreamBytesRetransmitted,
+            SmoothedRtt = core.Rtt.HasSample ? TimeSpan.FromTicks(core.Rtt.SmoothedRttUs * 10) : TimeSpan.Zero,
+            CongestionWindow = core.CongestionController.CongestionWindow,
+        };
+    }
+
+    public override QuicConnectionStatistics GetStatistics()
+    {
+        if (_host.Driver.IsDriverThread)
+        {
+            TakeStatistics();
+        }
+        else if (!_detached && !_host.IsDisposed)
+        {
+            var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            _host.Post(new DriverCall(static (state, _) =>
+            {
+                var (connection, completion) = ((ManagedConnection, TaskCompletionSource))state;
+                connection.TakeStatistics();
+                completion.TrySetResult();
+            }, (this, done)));
+            done.Task.Wait(TimeSpan.FromSeconds(2));
+        }
+        return _statistics;
+    }
+
     /// <summary>Driver thread: the connection is over; every waiter learns why.</summary>
     private void End(Exception exception, Exception? handshakeException)
     {
         if (_ended) return;
+        TakeStatistics();
         _ended = true;
         _endException = exception;
         if (!_handshake.Task.IsCompleted && _handshake.TrySetException(handshakeException ?? exception)) _ = _handshake.Task.Exception;

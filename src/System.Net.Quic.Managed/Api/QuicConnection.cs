@@ -89,6 +89,12 @@ public sealed class QuicConnection : IAsyncDisposable
         return Impl.CloseAsync(errorCode, cancellationToken);
     }
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: counters of this connection (datagrams, bytes, packets, losses, RTT,
+    /// congestion window), as of the I/O thread's latest step. Managed provider only.
+    /// </summary>
+    public QuicConnectionStatistics GetStatistics() => Impl.GetStatistics();
+
     /// <summary>Closes the connection with <see cref="QuicConnectionOptions.DefaultCloseErrorCode"/> if still open, and releases it.</summary>
     public ValueTask DisposeAsync() => _impl?.DisposeAsync() ?? ValueTask.CompletedTask;
 

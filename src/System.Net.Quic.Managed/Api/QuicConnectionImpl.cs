@@ -27,4 +27,8 @@ internal abstract class QuicConnectionImpl
     public abstract ValueTask CloseAsync(long errorCode, CancellationToken cancellationToken);
 
     public abstract ValueTask DisposeAsync();
+
+    /// <summary>Statistics snapshot; providers without them throw <see cref="NotSupportedException"/>.</summary>
+    public virtual QuicConnectionStatistics GetStatistics()
+        => throw new NotSupportedException("Connection statistics are available on the managed provider only.");
 }

@@ -96,6 +96,9 @@ internal sealed class UdpDriver : IDisposable
 
     public void Start() => _thread.Start();
 
+    /// <summary>True while the driver thread runs (tests check that disposal leaves none behind).</summary>
+    public bool IsRunning => _thread.IsAlive;
+
     /// <summary>Exceptions escaping posted work or <see cref="StepCompleted"/> (a bug): counted, kept, reported, never fatal.</summary>
     public int UnhandledCount { get; private set; }
 

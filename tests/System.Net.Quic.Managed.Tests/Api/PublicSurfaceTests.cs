@@ -16,6 +16,22 @@ public class PublicSurfaceTests
     /// <summary>Public members we add beyond System.Net.Quic, each with its reason.</summary>
     private static readonly Dictionary<string, string> s_extensions = new()
     {
+        ["method System.Net.Quic.Managed.QuicConnection.System.Net.Quic.Managed.QuicConnectionStatistics GetStatistics()"] = "connection counters (issue 5 extension): datagrams, bytes, packets, losses, RTT, cwnd",
+        ["type sealed class System.Net.Quic.Managed.QuicConnectionStatistics : System.Object"] = "the statistics snapshot returned by QuicConnection.GetStatistics",
+        ["method System.Net.Quic.Managed.QuicConnectionStatistics.System.Boolean Equals(System.Object)"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicConnectionStatistics.System.Int32 GetHashCode()"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicConnectionStatistics.System.String ToString()"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicConnectionStatistics.System.Type GetType()"] = "inherited from object",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 BytesReceived {get;}"] = "statistics counter",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 BytesSent {get;}"] = "statistics counter",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 CongestionWindow {get;}"] = "statistics counter",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 DatagramsReceived {get;}"] = "statistics counter",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 DatagramsSent {get;}"] = "statistics counter",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 PacketsLost {get;}"] = "statistics counter",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 PacketsReceived {get;}"] = "statistics counter",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 PacketsSent {get;}"] = "statistics counter",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 StreamBytesRetransmitted {get;}"] = "statistics counter",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.TimeSpan SmoothedRtt {get;}"] = "RFC 9002 §5.3 smoothed RTT",
     };
 
     private readonly ITestOutputHelper _output;

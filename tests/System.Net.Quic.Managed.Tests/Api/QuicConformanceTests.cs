@@ -90,6 +90,59 @@ public class QuicConformanceTests
         }
     }
 
+    [Fact]
+    public async Task StatisticsExtensionCountsTheTraffic()
+    {
+        await using QuicListener listener = await ListenAsync(QuicProviderKind.Managed);
+        var (client, server) = await ConnectPairAsync(QuicProviderKind.Managed, listener);
+        await using (client)
+        await using (server)
+        {
+            await EchoOnceAsync(client, server, 200_000, Timeout());
+            QuicConnectionStatistics c = client.GetStatistics();
+            QuicConnectionStatistics s = server.GetStatistics();
+            Assert.InRange(c.BytesSent, 200_000, 400_000);
+            Assert.InRange(c.BytesReceived, 200_000, 400_000);
+            Assert.True(c.DatagramsSent > 150 && c.PacketsSent >= c.DatagramsSent, $"{c.DatagramsSent} datagrams, {c.PacketsSent} packets");
+            Assert.True(s.DatagramsReceived > 150);
+            Assert.True(c.SmoothedRtt > TimeSpan.Zero && c.SmoothedRtt < TimeSpan.FromSeconds(1));
+            Assert.True(c.CongestionWindow > 0);
+            await client.CloseAsync(0);
+            Assert.True(client.GetStatistics().DatagramsSent >= c.DatagramsSent); // the final snapshot stays readable
+        }
+    }
+
+    [Fact]
+    public async Task DisposalReleasesThreadsAndSockets()
+    {
+        QuicListener listener = await ListenAsync(QuicProviderKind.Managed);
+        ManagedDriverHost listenerHost = ((ManagedListener)listener.Impl).Host;
+        var (client, server) = await ConnectPairAsync(QuicProviderKind.Managed, listener);
+        ManagedDriverHost clientHost = ((ManagedConnection)client.Impl).Host;
+        Assert.True(clientHost.Driver.IsRunning && listenerHost.Driver.IsRunning);
+
+        await client.DisposeAsync();
+        Assert.False(clientHost.Driver.IsRunning); // one thread and socket per client connection, gone with it
+        Assert.True(clientHost.IsDisposed);
+
+        // A disposed listener keeps its socket while an accepted connection still uses it (as msquic does).
+        await listener.DisposeAsync();
+        Assert.True(listenerHost.Driver.IsRunning);
+        await server.DisposeAsync();
+        Assert.False(listenerHost.Driver.IsRunning);
+        Assert.True(listenerHost.IsDisposed);
+        // The port is free again.
+        using var rebind = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp);
+        rebind.Bind(listenerHost.Driver.LocalEndPoint);
+
+        // A failed connect leaves nothing running either.
+        var options = ClientOptions(new IPEndPoint(IPAddress.Loopback, rebind.LocalEndPoint is IPEndPoint e ? e.Port : 0));
+        options.HandshakeTimeout = TimeSpan.FromSeconds(1);
+        int before = System.Diagnostics.Process.GetCurrentProcess().Threads.Count;
+        await Assert.ThrowsAsync<QuicException>(() => ConnectAsync(QuicProviderKind.Managed, options, Timeout()));
+        _output.WriteLine($"threads before/after a failed connect: {before}/{System.Diagnostics.Process.GetCurrentProcess().Threads.Count}");
+    }
+
     private static async Task EchoOnceAsync(QuicConnection client, QuicConnection server, int size, CancellationToken ct)
     {
         Task echo = Task.Run(async () =>

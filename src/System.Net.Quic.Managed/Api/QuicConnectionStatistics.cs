@@ -1,0 +1,42 @@
+namespace System.Net.Quic.Managed;
+
+/// <summary>
+/// Counters of one connection (an extension beyond System.Net.Quic): a snapshot taken on the connection's I/O thread
+/// after its latest step, so it lags by at most one step.
+/// </summary>
+public sealed class QuicConnectionStatistics
+{
+    internal QuicConnectionStatistics()
+    {
+    }
+
+    /// <summary>UDP datagrams sent.</summary>
+    public long DatagramsSent { get; internal set; }
+
+    /// <summary>UDP datagrams received.</summary>
+    public long DatagramsReceived { get; internal set; }
+
+    /// <summary>UDP payload bytes sent.</summary>
+    public long BytesSent { get; internal set; }
+
+    /// <summary>UDP payload bytes received.</summary>
+    public long BytesReceived { get; internal set; }
+
+    /// <summary>QUIC packets sent.</summary>
+    public long PacketsSent { get; internal set; }
+
+    /// <summary>QUIC packets received and processed.</summary>
+    public long PacketsReceived { get; internal set; }
+
+    /// <summary>Packets declared lost (RFC 9002 §6).</summary>
+    public long PacketsLost { get; internal set; }
+
+    /// <summary>Stream bytes sent again after a loss.</summary>
+    public long StreamBytesRetransmitted { get; internal set; }
+
+    /// <summary>The smoothed round-trip time (RFC 9002 §5.3); zero before the first sample.</summary>
+    public TimeSpan SmoothedRtt { get; internal set; }
+
+    /// <summary>The congestion window in bytes (RFC 9002 §7).</summary>
+    public long CongestionWindow { get; internal set; }
+}
