@@ -19,8 +19,12 @@ internal sealed partial class Connection
     public int WriteStream(long streamId, ReadOnlySpan<byte> data, bool fin)
     {
         if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Send is null) return 0;
-        int accepted = stream.Send.Write(data, fin && data.Length == 0 ? true : false);
-        if (fin && accepted == data.Length && data.Length > 0) stream.Send.Write(ReadOnlySpan<byte>.Empty, true);
+        // Reset (by us, or in answer to the peer's STOP_SENDING) or already finished: nothing more is accepted; the API
+        // learns why from GetStopSendingCode / IsStreamWriteComplete. Peer-driven states must never throw here.
+        if (stream.Send.State is not (SendStreamState.Ready or SendStreamState.Send) || stream.Send.Buffer.IsFinRequested) return 0;
+        int accepted = stream.Send.Write(data, fin: false);
+        // FIN goes with the data only when all of it fitted; otherwise the caller writes the rest, then FIN.
+        if (fin && accepted == data.Length) stream.Send.Write(ReadOnlySpan<byte>.Empty, fin: true);
         _streams.RefreshSendable(stream);
         return accepted;
     }

@@ -281,6 +281,7 @@ internal sealed class UdpDriver : IDisposable
                 for (int offset = 0; offset < datagram.Length; offset += segment)
                 {
                     int length = Math.Min(segment, datagram.Length - offset);
+                    if (!_segmentation.PrepareSingleSend(length)) continue; // cannot send it unsplit: treat as lost
                     _socket.SendTo(_sendBuffer.AsSpan(offset, length), SocketFlags.None, target);
                     SendCalls++;
                     DatagramsSent++;

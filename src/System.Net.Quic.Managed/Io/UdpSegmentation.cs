@@ -21,7 +21,8 @@ internal sealed class UdpSegmentation
     public UdpSegmentation(Socket socket, bool enable)
     {
         _socket = socket;
-        IsEnabled = enable && OperatingSystem.IsLinux() && TrySet(1200);
+        // Probe with 0 ("no segmentation"): the option must not split single datagrams sent later (see PrepareSingleSend).
+        IsEnabled = enable && OperatingSystem.IsLinux() && TrySet(0);
     }
 
     public bool IsEnabled { get; private set; }
@@ -32,6 +33,19 @@ internal sealed class UdpSegmentation
         if (!IsEnabled) return false;
         if (segmentSize == _currentSegmentSize) return true;
         if (TrySet(segmentSize)) return true;
+        IsEnabled = false;
+        return false;
+    }
+
+    /// <summary>
+    /// The socket option stays in force after a batch: a later single datagram longer than the last segment size would be
+    /// split by the kernel into pieces the peer cannot decrypt. Before a single send, turn segmentation off when needed.
+    /// Returns false only if the option is stuck at a size that would split this datagram.
+    /// </summary>
+    public bool PrepareSingleSend(int length)
+    {
+        if (_currentSegmentSize == 0 || length <= _currentSegmentSize) return true;
+        if (TrySet(0)) return true;
         IsEnabled = false;
         return false;
     }

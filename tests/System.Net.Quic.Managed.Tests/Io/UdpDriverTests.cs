@@ -125,6 +125,34 @@ public class UdpDriverTests
         Assert.Equal(client.SegmentationEnabled ? 1 : 3, client.SendCalls);
     }
 
+    /// <summary>
+    /// Regression (found by interop): the UDP_SEGMENT socket option stays set after a GSO batch, so a later single
+    /// datagram longer than that segment size was split by the kernel into undecryptable pieces.
+    /// </summary>
+    [Fact]
+    public async Task SingleDatagramAfterASegmentedBatchIsNotSplit()
+    {
+        var echo = new EchoEndpoint();
+        using var server = new UdpDriver(UdpSocketFactory.Bind(new IPEndPoint(IPAddress.Loopback, 0)), echo);
+        server.Start();
+        var probe = new ProbeEndpoint();
+        using var client = new UdpDriver(UdpSocketFactory.Bind(new IPEndPoint(IPAddress.Loopback, 0)), probe);
+        client.Start();
+        var target = NetworkAddress.FromEndPoint(server.LocalEndPoint);
+        byte[] batch = new byte[3 * 700];
+        batch[0] = 1; batch[700] = 2; batch[1400] = 3;
+        Post(client, _ => probe.Enqueue(batch, 700, target));
+        await WaitFor(() => echo.Received.Count == 3);
+        byte[] single = new byte[1300];
+        single[0] = 9;
+        Post(client, _ => probe.Enqueue(single, single.Length, target));
+        await WaitFor(() => echo.Received.Count >= 4);
+        await Task.Delay(100); // a split datagram would show up as two more arrivals
+        byte[][] got = echo.Received.ToArray();
+        Assert.Equal(4, got.Length);
+        Assert.Equal(1300, got.Single(d => d[0] == 9).Length);
+    }
+
     [Fact]
     public async Task TimersFireAndPostedWorkRunsOnTheDriverThread()
     {
