@@ -1,0 +1,25 @@
+namespace QuicManaged.Tools.LinkEmulator;
+
+/// <summary>Counters of one link direction, reported on exit, on SIGUSR1 and in the periodic stats JSON.</summary>
+internal sealed class DirectionCounters
+{
+    public long PacketsIn;
+    public long BytesIn;
+    public long PacketsForwarded;
+    public long BytesForwarded;
+    public long DroppedLoss;
+    public long DroppedBurstLoss;
+    public long DroppedQueueFull;
+    public long DroppedWriteError;
+    /// <summary>Scheduled packets whose release time was later than their arrival.</summary>
+    public long Delayed;
+    /// <summary>Packets held back by the reorder impairment.</summary>
+    public long Reordered;
+    /// <summary>Sum over forwarded packets of (release - arrival), to report the mean added delay.</summary>
+    public long DelaySumUs;
+    public long MaxQueueBytes;
+
+    public long DroppedTotal => DroppedLoss + DroppedBurstLoss + DroppedQueueFull + DroppedWriteError;
+
+    public double MeanDelayUs => PacketsForwarded == 0 ? 0 : (double)DelaySumUs / PacketsForwarded;
+}
