@@ -9,40 +9,59 @@ namespace System.Net.Quic.Managed;
 /// <summary>A QUIC connection. Mirrors System.Net.Quic.QuicConnection.</summary>
 public sealed class QuicConnection : IAsyncDisposable
 {
-    private QuicConnection()
+    private QuicConnectionImpl? _impl;
+
+    /// <summary>Created before its implementation: a server connection is handed to the options callback first.</summary>
+    internal QuicConnection()
     {
     }
 
-    /// <summary>True when this platform can run the managed QUIC transport.</summary>
-    public static bool IsSupported => false;
+    internal QuicConnectionImpl Impl
+    {
+        get => _impl ?? throw new InvalidOperationException("The connection is not established yet.");
+        set => _impl = value;
+    }
+
+    /// <summary>
+    /// True when the selected provider can run here: always for the managed transport; for the msquic provider
+    /// (QUIC_MANAGED_PROVIDER=msquic) only when libmsquic loads.
+    /// </summary>
+    public static bool IsSupported => QuicProviderSelection.IsSupported(QuicProviderSelection.Default);
 
     /// <summary>Connects to a server. Options are validated synchronously before any async work.</summary>
     /// <param name="options">The client options.</param>
     /// <param name="cancellationToken">Cancels the connection attempt.</param>
     public static ValueTask<QuicConnection> ConnectAsync(QuicClientConnectionOptions options, CancellationToken cancellationToken = default)
+        => ConnectAsync(options, QuicProviderSelection.Default, cancellationToken);
+
+    /// <summary>Connects on an explicit provider (tests run both providers in one process).</summary>
+    internal static ValueTask<QuicConnection> ConnectAsync(QuicClientConnectionOptions options, QuicProviderKind provider, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(options);
         options.Validate(nameof(options));
-        throw TransportNotReady.Exception();
+        if (!QuicProviderSelection.IsSupported(provider)) throw QuicProviderSelection.NotSupported(provider);
+        return provider == QuicProviderKind.MsQuic
+            ? PlatformConnection.ConnectAsync(options, cancellationToken)
+            : ManagedConnection.ConnectAsync(options, cancellationToken);
     }
 
     /// <summary>The local endpoint.</summary>
-    public IPEndPoint LocalEndPoint => throw TransportNotReady.Exception();
+    public IPEndPoint LocalEndPoint => Impl.LocalEndPoint;
 
     /// <summary>The remote endpoint.</summary>
-    public IPEndPoint RemoteEndPoint => throw TransportNotReady.Exception();
+    public IPEndPoint RemoteEndPoint => Impl.RemoteEndPoint;
 
     /// <summary>The server name the client asked for (SNI).</summary>
-    public string TargetHostName => throw TransportNotReady.Exception();
+    public string TargetHostName => Impl.TargetHostName;
 
     /// <summary>The certificate the peer presented, if any.</summary>
-    public X509Certificate? RemoteCertificate => throw TransportNotReady.Exception();
+    public X509Certificate? RemoteCertificate => Impl.RemoteCertificate;
 
     /// <summary>The application protocol agreed by ALPN.</summary>
-    public SslApplicationProtocol NegotiatedApplicationProtocol => throw TransportNotReady.Exception();
+    public SslApplicationProtocol NegotiatedApplicationProtocol => Impl.NegotiatedApplicationProtocol;
 
     /// <summary>The TLS 1.3 cipher suite of the connection.</summary>
-    public TlsCipherSuite NegotiatedCipherSuite => throw TransportNotReady.Exception();
+    public TlsCipherSuite NegotiatedCipherSuite => Impl.NegotiatedCipherSuite;
 
     /// <summary>Always TLS 1.3 for QUIC.</summary>
     public SslProtocols SslProtocol => SslProtocols.Tls13;
@@ -50,11 +69,15 @@ public sealed class QuicConnection : IAsyncDisposable
     /// <summary>Opens a stream of the given type; waits while the peer's stream limit is reached.</summary>
     /// <param name="type">Unidirectional or bidirectional.</param>
     /// <param name="cancellationToken">Cancels the wait.</param>
-    public ValueTask<QuicStream> OpenOutboundStreamAsync(QuicStreamType type, CancellationToken cancellationToken = default) => throw TransportNotReady.Exception();
+    public ValueTask<QuicStream> OpenOutboundStreamAsync(QuicStreamType type, CancellationToken cancellationToken = default)
+    {
+        if (type is not (QuicStreamType.Bidirectional or QuicStreamType.Unidirectional)) throw new ArgumentOutOfRangeException(nameof(type));
+        return Impl.OpenOutboundStreamAsync(type, cancellationToken);
+    }
 
     /// <summary>Accepts the next stream the peer opened.</summary>
     /// <param name="cancellationToken">Cancels the wait.</param>
-    public ValueTask<QuicStream> AcceptInboundStreamAsync(CancellationToken cancellationToken = default) => throw TransportNotReady.Exception();
+    public ValueTask<QuicStream> AcceptInboundStreamAsync(CancellationToken cancellationToken = default) => Impl.AcceptInboundStreamAsync(cancellationToken);
 
     /// <summary>Closes the connection with an application error code (CONNECTION_CLOSE type 0x1d).</summary>
     /// <param name="errorCode">The application error code, 0 to 2^62-1.</param>
@@ -63,12 +86,12 @@ public sealed class QuicConnection : IAsyncDisposable
     {
         ArgumentOutOfRangeException.ThrowIfNegative(errorCode);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(errorCode, QuicDefaults.MaxErrorCodeValue);
-        throw TransportNotReady.Exception();
+        return Impl.CloseAsync(errorCode, cancellationToken);
     }
 
     /// <summary>Closes the connection with <see cref="QuicConnectionOptions.DefaultCloseErrorCode"/> if still open, and releases it.</summary>
-    public ValueTask DisposeAsync() => ValueTask.CompletedTask;
+    public ValueTask DisposeAsync() => _impl?.DisposeAsync() ?? ValueTask.CompletedTask;
 
     /// <inheritdoc />
-    public override string ToString() => nameof(QuicConnection);
+    public override string ToString() => _impl?.ToString() ?? nameof(QuicConnection);
 }

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Collections.Generic;
 using System.Net.Quic.Managed.Core;
 using System.Net.Sockets;
 using System.Threading;
@@ -28,6 +29,12 @@ internal sealed class UdpDriver : IDisposable
     private readonly Thread _thread;
     private readonly Socket _wakeSocket;
     private readonly SocketAddress _wakeTarget;
+
+    // A connected socket (a client that wants ICMP errors) drops datagrams from any other source, the wake-up
+    // datagram included: it then gets a separate loopback socket to wake on, and the loop waits on both.
+    private readonly Socket? _wakeReceiver;
+    private readonly List<Socket> _selectList = new(2);
+    private readonly byte[] _wakeDrain = new byte[16];
     private int _sleeping;
     private volatile bool _stopping;
     private int _disposed;
@@ -46,8 +53,18 @@ internal sealed class UdpDriver : IDisposable
             var a when a.Equals(IPAddress.IPv6Any) => IPAddress.IPv6Loopback,
             var a => a,
         };
-        _wakeSocket = new Socket(wakeAddress.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
-        _wakeTarget = new IPEndPoint(wakeAddress, LocalEndPoint.Port).Serialize();
+        if (socket.Connected)
+        {
+            _wakeReceiver = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            _wakeReceiver.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            _wakeSocket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            _wakeTarget = ((IPEndPoint)_wakeReceiver.LocalEndPoint!).Serialize();
+        }
+        else
+        {
+            _wakeSocket = new Socket(wakeAddress.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
+            _wakeTarget = new IPEndPoint(wakeAddress, LocalEndPoint.Port).Serialize();
+        }
         _thread = new Thread(Run) { IsBackground = true, Name = name ?? $"QuicManaged UDP {LocalEndPoint}" };
     }
 
@@ -65,6 +82,13 @@ internal sealed class UdpDriver : IDisposable
     public long DatagramsSent { get; private set; }
 
     public long SendCalls { get; private set; }
+
+    /// <summary>
+    /// Runs on the driver thread after every step (work, timers, receive, flush): the API layer drains connection
+    /// events here. The driver flushes again afterwards, so core calls made by the hook go out without delay.
+    /// Set before <see cref="Start"/>.
+    /// </summary>
+    public Action? StepCompleted { get; set; }
 
     public void Start() => _thread.Start();
 
@@ -105,6 +129,11 @@ internal sealed class UdpDriver : IDisposable
             RunWork(now);
             if (_endpoint.NextTimeoutUs <= now) _endpoint.OnTimeout(now);
             Flush(now);
+            if (StepCompleted is { } step)
+            {
+                step();
+                Flush(now);
+            }
 
             Volatile.Write(ref _sleeping, 1);
             if (!_work.IsEmpty || _stopping)
@@ -118,7 +147,7 @@ internal sealed class UdpDriver : IDisposable
             bool readable;
             try
             {
-                readable = waitUs != 0 && _socket.Poll(waitUs, SelectMode.SelectRead);
+                readable = waitUs != 0 && (_wakeReceiver is null ? _socket.Poll(waitUs, SelectMode.SelectRead) : WaitConnected(waitUs));
             }
             catch (Exception e) when (e is SocketException or ObjectDisposedException)
             {
@@ -127,6 +156,24 @@ internal sealed class UdpDriver : IDisposable
             Volatile.Write(ref _sleeping, 0);
             if (readable) ReceiveBatch();
         }
+    }
+
+    private bool WaitConnected(int waitUs)
+    {
+        _selectList.Clear();
+        _selectList.Add(_socket);
+        _selectList.Add(_wakeReceiver!);
+        Socket.Select(_selectList, null, null, waitUs);
+        bool readable = false;
+        foreach (Socket ready in _selectList)
+        {
+            if (ready == _socket) readable = true;
+            else
+            {
+                while (_wakeReceiver!.Available > 0) _wakeReceiver.Receive(_wakeDrain);
+            }
+        }
+        return readable;
     }
 
     private void RunWork(long now)
@@ -214,5 +261,6 @@ internal sealed class UdpDriver : IDisposable
         if (_thread.IsAlive && !IsDriverThread) _thread.Join(TimeSpan.FromSeconds(5));
         _socket.Dispose();
         _wakeSocket.Dispose();
+        _wakeReceiver?.Dispose();
     }
 }

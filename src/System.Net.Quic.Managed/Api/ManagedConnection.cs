@@ -1,0 +1,436 @@
+using System.Collections.Generic;
+using System.Net.Quic.Managed.Core;
+using System.Net.Quic.Managed.Io;
+using System.Net.Quic.Managed.Tls;
+using System.Net.Security;
+using System.Net.Sockets;
+using System.Security.Cryptography.X509Certificates;
+using System.Threading;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+
+namespace System.Net.Quic.Managed;
+
+/// <summary>
+/// A public <see cref="QuicConnection"/> over the managed core. The core <see cref="Connection"/> is touched only on
+/// the driver thread (work items and <see cref="ProcessEvents"/>); app threads post work and await
+/// TaskCompletionSources created with RunContinuationsAsynchronously, so app code never runs on the driver thread
+/// (except the listener's ConnectionOptionsCallback and StreamCapacityCallback, as documented on them).
+/// </summary>
+internal sealed class ManagedConnection : QuicConnectionImpl
+{
+    private readonly ManagedDriverHost _host;
+    private readonly ManagedListener? _listener;
+    private readonly QuicConnectionOptions _options;
+    private readonly TaskCompletionSource _handshake = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Channel<QuicStream> _inbound = Channel.CreateUnbounded<QuicStream>(new UnboundedChannelOptions { SingleWriter = true });
+    private readonly Dictionary<long, ManagedStream> _streams = new();
+    private readonly Queue<OpenStreamRequest> _pendingOpens = new();
+    private readonly List<TaskCompletionSource> _closeWaiters = new();
+
+    // Driver thread only.
+    private Connection? _core;
+    private bool _ended;
+    private bool _handshakeDone;
+    private long _knownBidiLimit;
+    private long _knownUniLimit;
+    private ConnectionOptions? _pendingCoreOptions;
+    private TlsHandshakeOptions? _pendingTls;
+    private NetworkAddress _pendingRemote;
+
+    // Written on the driver thread, read anywhere.
+    private volatile Exception? _endException;
+    private volatile bool _detached;
+    private int _disposed;
+    private int _hostReleased;
+    private IPEndPoint _localEndPoint;
+    private IPEndPoint _remoteEndPoint;
+    private string _targetHostName;
+    private X509Certificate2? _remoteCertificate;
+    private SslApplicationProtocol _applicationProtocol;
+    private TlsCipherSuite _cipherSuite;
+
+    public ManagedConnection(ManagedDriverHost host, QuicConnection owner, QuicConnectionOptions options, ManagedListener? listener, IPEndPoint remote, string targetHostName)
+    {
+        _host = host;
+        Owner = owner;
+        _options = options;
+        _listener = listener;
+        _localEndPoint = host.Driver.LocalEndPoint;
+        _remoteEndPoint = remote;
+        _targetHostName = targetHostName;
+    }
+
+    public QuicConnection Owner { get; }
+
+    public ManagedDriverHost Host => _host;
+
+    public Connection? Core => _core;
+
+    /// <summary>Driver thread: the connection ended (closed, drained, timed out); the core must not be called any more.</summary>
+    public bool IsEnded => _ended;
+
+    /// <summary>True once the driver no longer needs to drain this connection.</summary>
+    public bool IsDetached => _detached;
+
+    public Exception? EndException => _endException;
+
+    public long DefaultStreamErrorCode => _options.DefaultStreamErrorCode;
+
+    public override IPEndPoint LocalEndPoint => _localEndPoint;
+
+    public override IPEndPoint RemoteEndPoint => _remoteEndPoint;
+
+    public override string TargetHostName => _targetHostName;
+
+    public override X509Certificate? RemoteCertificate => _remoteCertificate;
+
+    public override SslApplicationProtocol NegotiatedApplicationProtocol => _applicationProtocol;
+
+    public override TlsCipherSuite NegotiatedCipherSuite => _cipherSuite;
+
+    public static async ValueTask<QuicConnection> ConnectAsync(QuicClientConnectionOptions options, CancellationToken cancellationToken)
+    {
+        SslClientAuthenticationOptions ssl = options.ClientAuthenticationOptions;
+        ManagedOptionsMapping.RequireTls13(ssl.EnabledSslProtocols, nameof(options));
+        string? targetHost = ssl.TargetHost;
+        IPEndPoint remote;
+        if (options.RemoteEndPoint is DnsEndPoint dns)
+        {
+            IPAddress[] addresses = await Dns.GetHostAddressesAsync(dns.Host, dns.AddressFamily, cancellationToken).ConfigureAwait(false);
+            if (addresses.Length == 0) throw new SocketException((int)SocketError.HostNotFound);
+            remote = new IPEndPoint(addresses[0], dns.Port);
+            if (string.IsNullOrEmpty(targetHost)) targetHost = dns.Host;
+        }
+        else
+        {
+            remote = (IPEndPoint)options.RemoteEndPoint;
+        }
+        if (remote.Address.IsIPv4MappedToIPv6) remote = new IPEndPoint(remote.Address.MapToIPv4(), remote.Port);
+        cancellationToken.ThrowIfCancellationRequested();
+
+        Socket socket = UdpSocketFactory.Bind(options.LocalEndPoint ?? UdpSocketFactory.DefaultLocalFor(remote));
+        try
+        {
+            // A connected UDP socket receives the ICMP port-unreachable of a server that is not there (Linux
+            // reports it as ECONNREFUSED), so a refused connection fails at once instead of at the handshake timeout.
+            socket.Connect(remote);
+        }
+        catch (SocketException)
+        {
+            // Keep the unconnected socket: only the early refusal signal is lost.
+        }
+        var host = new ManagedDriverHost(socket, new Endpoint(new EndpointOptions { IsServer = false }), $"QuicManaged client {remote}");
+        var owner = new QuicConnection();
+        var connection = new ManagedConnection(host, owner, options, listener: null, remote, targetHost ?? "");
+        if (socket.Connected && socket.LocalEndPoint is IPEndPoint bound) connection._localEndPoint = bound;
+        owner.Impl = connection;
+        host.Driver.SocketErrorHandler = connection.OnSocketError;
+        connection._pendingTls = ManagedOptionsMapping.ToClientTls(ssl, targetHost, owner);
+        connection._pendingCoreOptions = ManagedOptionsMapping.ToConnectionOptions(options, "client " + remote);
+        connection._pendingRemote = NetworkAddress.FromEndPoint(remote);
+        host.Start();
+        host.Post(new DriverCall(static (state, nowUs) => ((ManagedConnection)state).StartClient(nowUs), connection));
+
+        try
+        {
+            using (cancellationToken.UnsafeRegister(static (state, token) => ((ManagedConnection)state!)._handshake.TrySetCanceled(token), connection))
+            {
+                await connection._handshake.Task.ConfigureAwait(false);
+            }
+            return owner;
+        }
+        catch
+        {
+            await connection.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    private void StartClient(long nowUs)
+    {
+        if (_handshake.Task.IsCompleted) return; // cancelled before it started
+        _core = _host.Endpoint.Connect(_pendingCoreOptions!, new TlsCryptoHandshake(false, _pendingTls!), _pendingRemote, nowUs);
+        _pendingCoreOptions = null;
+        _pendingTls = null;
+        _host.Add(this);
+    }
+
+    /// <summary>Driver thread: the endpoint created the server connection this object stands for.</summary>
+    public void AttachServer(Connection core)
+    {
+        _core = core;
+        _remoteEndPoint = core.RemoteAddress.ToEndPoint();
+    }
+
+    /// <summary>Completes when the handshake completed (server side: the listener waits on it).</summary>
+    public Task HandshakeTask => _handshake.Task;
+
+    private void OnSocketError(SocketError error)
+    {
+        // Only before the handshake: later an ICMP error may be transient, and the idle timeout decides.
+        if (error == SocketError.ConnectionRefused && !_handshakeDone && !_ended)
+        {
+            End(QuicExceptionFactory.ConnectionRefused(), handshakeException: null);
+        }
+    }
+
+    /// <summary>Driver thread, after each step: turns core events into completions.</summary>
+    public void ProcessEvents()
+    {
+        Connection? core = _core;
+        if (core is not null && !_ended)
+        {
+            try
+            {
+                while (!_ended && core.TryDequeueEvent(out ConnectionEvent e)) Dispatch(core, e);
+            }
+            catch (Exception ex)
+            {
+                // A bug must not kill the driver thread (it serves other connections): fail this connection.
+                End(new QuicException(QuicError.InternalError, null, null, "Internal error: " + ex.Message, ex), null);
+            }
+        }
+        if (_closeWaiters.Count > 0)
+        {
+            // The close was posted in this step's work and flushed before this hook ran.
+            foreach (TaskCompletionSource waiter in _closeWaiters) waiter.TrySetResult();
+            _closeWaiters.Clear();
+        }
+        // Once ended nothing more is read from the core (the endpoint disposes it when its closing period is over).
+        if (_ended) _detached = true;
+    }
+
+    private void Dispatch(Connection core, ConnectionEvent e)
+    {
+        switch (e.Kind)
+        {
+            case ConnectionEventKind.HandshakeCompleted:
+                OnHandshakeCompleted(core);
+                break;
+            case ConnectionEventKind.StreamOpened:
+            {
+                bool unidirectional = (e.StreamId & 2) != 0;
+                var stream = new ManagedStream(this, e.StreamId, unidirectional ? QuicStreamType.Unidirectional : QuicStreamType.Bidirectional, canRead: true, canWrite: !unidirectional);
+                _streams[e.StreamId] = stream;
+                _inbound.Writer.TryWrite(new QuicStream(stream));
+                break;
+            }
+            case ConnectionEventKind.StreamReadable:
+                if (_streams.TryGetValue(e.StreamId, out ManagedStream? readable)) readable.OnReadable();
+                break;
+            case ConnectionEventKind.StreamWritable:
+                if (_streams.TryGetValue(e.StreamId, out ManagedStream? writable)) writable.OnWritable();
+                break;
+            case ConnectionEventKind.StreamsAvailable:
+                OnStreamsAvailable(core);
+                break;
+            case ConnectionEventKind.Closed:
+            {
+                ConnectionError? error = e.Error ?? core.Error;
+                End(QuicExceptionFactory.ForConnection(error), _handshakeDone ? null : QuicExceptionFactory.ForHandshake(error));
+                break;
+            }
+        }
+    }
+
+    private void OnHandshakeCompleted(Connection core)
+    {
+        if (_handshakeDone) return;
+        _handshakeDone = true;
+        ICryptoHandshake tls = core.Handshake;
+        _applicationProtocol = tls.NegotiatedApplicationProtocol;
+        _cipherSuite = tls.NegotiatedCipherSuite;
+        // The engine's certificate dies with the connection; the app's copy must not.
+        if (tls.RemoteCertificate is { } certificate) _remoteCertificate = X509CertificateLoader.LoadCertificate(certificate.RawData);
+        if (core.IsServer) _targetHostName = tls.ServerName ?? "";
+        _remoteEndPoint = core.RemoteAddress.ToEndPoint();
+        _handshake.TrySetResult();
+        _listener?.OnHandshakeCompleted(this);
+        OnStreamsAvailable(core);
+    }
+
+    private void OnStreamsAvailable(Connection core)
+    {
+        if (!_handshakeDone) return;
+        long bidi = core.Streams.LocalBidiLimit.MaxStreams;
+        long uni = core.Streams.LocalUniLimit.MaxStreams;
+        int bidiIncrement = (int)Math.Min(int.MaxValue, Math.Max(0, bidi - _knownBidiLimit));
+        int uniIncrement = (int)Math.Min(int.MaxValue, Math.Max(0, uni - _knownUniLimit));
+        _knownBidiLimit = Math.Max(bidi, _knownBidiLimit);
+        _knownUniLimit = Math.Max(uni, _knownUniLimit);
+        RetryOpens();
+        if ((bidiIncrement | uniIncrement) != 0 && _options.StreamCapacityCallback is { } callback)
+        {
+            try
+            {
+                callback(Owner, new QuicStreamCapacityChangedArgs { BidirectionalIncrement = bidiIncrement, UnidirectionalIncrement = uniIncrement });
+            }
+            catch
+            {
+                // An app callback failing must not take the I/O thread down (System.Net.Quic ignores it too).
+            }
+        }
+    }
+
+    /// <summary>Driver thread: the connection is over; every waiter learns why.</summary>
+    private void End(Exception exception, Exception? handshakeException)
+    {
+        if (_ended) return;
+        _ended = true;
+        _endException = exception;
+        if (!_handshake.Task.IsCompleted && _handshake.TrySetException(handshakeException ?? exception)) _ = _handshake.Task.Exception;
+        _inbound.Writer.TryComplete(exception);
+        while (_pendingOpens.TryDequeue(out OpenStreamRequest? open)) open.Fail(exception);
+        foreach (ManagedStream stream in _streams.Values) stream.OnConnectionEnded(exception);
+        _streams.Clear();
+        if (!_handshakeDone) _listener?.OnHandshakeFailed(this);
+    }
+
+    public void RemoveStream(long id) => _streams.Remove(id);
+
+    public override ValueTask<QuicStream> OpenOutboundStreamAsync(QuicStreamType type, CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
+        if (_endException is { } ended) return ValueTask.FromException<QuicStream>(ended);
+        var request = new OpenStreamRequest(this, type, cancellationToken);
+        _host.Post(request);
+        return new ValueTask<QuicStream>(request.Task);
+    }
+
+    /// <summary>Driver thread: open now, or queue until the peer raises its limit.</summary>
+    public void StartOpen(OpenStreamRequest request)
+    {
+        if (request.Task.IsCompleted) return;
+        if (_ended)
+        {
+            request.Fail(_endException!);
+            return;
+        }
+        if (_pendingOpens.Count > 0 || !TryOpen(request)) _pendingOpens.Enqueue(request);
+    }
+
+    private void RetryOpens()
+    {
+        while (_pendingOpens.TryPeek(out OpenStreamRequest? request))
+        {
+            if (!request.Task.IsCompleted && !TryOpen(request)) return;
+            _pendingOpens.Dequeue();
+        }
+    }
+
+    private bool TryOpen(OpenStreamRequest request)
+    {
+        bool unidirectional = request.Type == QuicStreamType.Unidirectional;
+        if (!_core!.TryOpenStream(unidirectional, out long id)) return false;
+        var stream = new ManagedStream(this, id, request.Type, canRead: !unidirectional, canWrite: true);
+        _streams[id] = stream;
+        if (!request.Complete(new QuicStream(stream)))
+        {
+            // Cancelled meanwhile: the stream exists at the transport level, so end it politely.
+            stream.AbandonOnDriver();
+        }
+        return true;
+    }
+
+    public override async ValueTask<QuicStream> AcceptInboundStreamAsync(CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
+        if (_options.MaxInboundBidirectionalStreams == 0 && _options.MaxInboundUnidirectionalStreams == 0)
+        {
+            throw new InvalidOperationException("Accepting streams needs MaxInboundBidirectionalStreams or MaxInboundUnidirectionalStreams above zero.");
+        }
+        try
+        {
+            return await _inbound.Reader.ReadAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (ChannelClosedException)
+        {
+            ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
+            throw Rethrowable(_endException);
+        }
+    }
+
+    /// <summary>A fresh exception of the same kind for each throw (one instance thrown from many awaits would mix stack traces).</summary>
+    private static Exception Rethrowable(Exception? e) => e switch
+    {
+        QuicException q => new QuicException(q.QuicError, q.ApplicationErrorCode, q.TransportErrorCode, q.Message, q.InnerException),
+        null => QuicExceptionFactory.OperationAborted("The connection was closed."),
+        _ => e,
+    };
+
+    public override async ValueTask CloseAsync(long errorCode, CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
+        await CloseCoreAsync(errorCode).WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    private Task CloseCoreAsync(long errorCode)
+    {
+        if (_host.IsDisposed) return Task.CompletedTask;
+        var request = new CloseRequest(this, (ulong)errorCode);
+        _host.Post(new DriverCall(static (state, nowUs) => ((CloseRequest)state).Run(nowUs), request));
+        return request.Done.Task;
+    }
+
+    /// <summary>Driver thread: sends CONNECTION_CLOSE (RFC 9000 §10.2) unless already closed; completes after the flush.</summary>
+    public void CloseOnDriver(ulong errorCode, TaskCompletionSource done, long nowUs)
+    {
+        if (!_ended && _core is not null) _core.Close(errorCode, null, nowUs);
+        if (_core is null) _handshake.TrySetCanceled();
+        _closeWaiters.Add(done);
+        if (_core is null || _detached) ProcessEvents();
+    }
+
+    public override async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
+        if (!_host.IsDisposed)
+        {
+            long code = _options.DefaultCloseErrorCode < 0 ? 0 : _options.DefaultCloseErrorCode;
+            try
+            {
+                // Bounded: a wedged driver must not hang disposal.
+                await CloseCoreAsync(code).WaitAsync(TimeSpan.FromSeconds(2)).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+            }
+            _host.Post(new DriverCall(static (state, _) => ((ManagedConnection)state).DisposeOnDriver(), this));
+        }
+        _inbound.Writer.TryComplete();
+        while (_inbound.Reader.TryRead(out QuicStream? unaccepted)) await unaccepted.DisposeAsync().ConfigureAwait(false);
+        ReleaseHost();
+    }
+
+    private void DisposeOnDriver()
+    {
+        End(QuicExceptionFactory.OperationAborted("The connection was disposed."), null);
+        _detached = true;
+    }
+
+    /// <summary>Gives back this connection's reference on the socket and thread (once).</summary>
+    public void ReleaseHost()
+    {
+        if (Interlocked.Exchange(ref _hostReleased, 1) == 0) _host.Release();
+    }
+
+    public override string ToString() => $"QuicConnection {_localEndPoint} -> {_remoteEndPoint}";
+
+    /// <summary>A CloseAsync/DisposeAsync posted to the driver.</summary>
+    private sealed class CloseRequest
+    {
+        private readonly ManagedConnection _connection;
+        private readonly ulong _code;
+
+        public CloseRequest(ManagedConnection connection, ulong code)
+        {
+            _connection = connection;
+            _code = code;
+        }
+
+        public TaskCompletionSource Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public void Run(long nowUs) => _connection.CloseOnDriver(_code, Done, nowUs);
+    }
+}

@@ -1,0 +1,76 @@
+using System.Collections.Generic;
+using System.Net.Quic.Managed.Core;
+using System.Net.Quic.Managed.Io;
+using System.Net.Sockets;
+using System.Threading;
+
+namespace System.Net.Quic.Managed;
+
+/// <summary>
+/// One UDP socket, its driver thread and its sans-IO <see cref="Endpoint"/>: a client connection owns one, a listener
+/// owns one shared by the connections it accepted. After each driver step it drains the connections' events into
+/// the public objects' waiters (still on the driver thread; waiters complete asynchronously). Reference-counted:
+/// the listener and each connection hold a reference, so accepted connections outlive a disposed listener.
+/// </summary>
+internal sealed class ManagedDriverHost
+{
+    private readonly List<ManagedConnection> _connections = new();
+    private int _references = 1;
+
+    public ManagedDriverHost(Socket socket, Endpoint endpoint, string name)
+    {
+        Endpoint = endpoint;
+        Driver = new UdpDriver(socket, endpoint, enableSegmentation: true, name);
+        Driver.StepCompleted = OnStep;
+    }
+
+    public UdpDriver Driver { get; }
+
+    public Endpoint Endpoint { get; }
+
+    /// <summary>The listener whose connections arrive on this endpoint (server only); set before <see cref="Start"/>.</summary>
+    public ManagedListener? Listener { get; set; }
+
+    /// <summary>True once the socket and thread are released.</summary>
+    public bool IsDisposed => Volatile.Read(ref _references) <= 0;
+
+    public void Start() => Driver.Start();
+
+    public void Post(IDriverWorkItem item) => Driver.Post(item);
+
+    /// <summary>Driver thread: the connection's events are drained after every step from now on.</summary>
+    public void Add(ManagedConnection connection) => _connections.Add(connection);
+
+    public void AddReference() => Interlocked.Increment(ref _references);
+
+    public void Release()
+    {
+        if (Interlocked.Decrement(ref _references) != 0) return;
+        if (Driver.IsDriverThread)
+        {
+            // The thread cannot join itself: finish on the pool.
+            ThreadPool.UnsafeQueueUserWorkItem(static h => h.DisposeNow(), this, preferLocal: false);
+        }
+        else
+        {
+            DisposeNow();
+        }
+    }
+
+    private void DisposeNow()
+    {
+        Driver.Dispose();
+        Endpoint.Dispose();
+    }
+
+    private void OnStep()
+    {
+        Listener?.OnStep();
+        for (int i = _connections.Count - 1; i >= 0; i--)
+        {
+            ManagedConnection connection = _connections[i];
+            connection.ProcessEvents();
+            if (connection.IsDetached) _connections.RemoveAt(i);
+        }
+    }
+}

@@ -1,0 +1,130 @@
+using System.Collections.Generic;
+using System.Net.Quic.Managed.Core;
+using System.Net.Quic.Managed.Streams;
+using System.Net.Quic.Managed.Tls;
+using System.Net.Security;
+using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
+using System.Threading;
+
+namespace System.Net.Quic.Managed;
+
+/// <summary>Maps the public (System.Net.Quic-shaped) options onto the core's connection and TLS settings.</summary>
+internal static class ManagedOptionsMapping
+{
+    /// <summary>Handshake timeout used for "infinite": large but far from overflowing now + timeout.</summary>
+    private const long InfiniteHandshakeUs = 365L * 24 * 3600 * 1_000_000;
+
+    public static ConnectionOptions ToConnectionOptions(QuicConnectionOptions o, string name)
+    {
+        QuicReceiveWindowSizes w = o.InitialReceiveWindowSizes;
+        long keepAliveUs = o.KeepAliveInterval == Timeout.InfiniteTimeSpan || o.KeepAliveInterval <= TimeSpan.Zero ? 0 : o.KeepAliveInterval.Ticks / 10;
+        long handshakeUs = o.HandshakeTimeoutUs == long.MaxValue ? InfiniteHandshakeUs : o.HandshakeTimeoutUs;
+        var defaults = new StreamTableOptions();
+        return new ConnectionOptions
+        {
+            IdleTimeoutUs = o.IdleTimeoutUs,
+            HandshakeTimeoutUs = handshakeUs,
+            KeepAliveIntervalUs = keepAliveUs,
+            Name = name,
+            Streams = new StreamTableOptions
+            {
+                MaxStreamsBidi = o.MaxInboundBidirectionalStreams,
+                MaxStreamsUni = o.MaxInboundUnidirectionalStreams,
+                InitialMaxData = w.Connection,
+                InitialMaxStreamDataBidiLocal = w.LocallyInitiatedBidirectionalStream,
+                InitialMaxStreamDataBidiRemote = w.RemotelyInitiatedBidirectionalStream,
+                InitialMaxStreamDataUni = w.UnidirectionalStream,
+                // The initial windows are where auto-tuning starts; it may grow them up to these bounds.
+                MaxConnectionReceiveWindow = Math.Max(defaults.MaxConnectionReceiveWindow, w.Connection),
+                MaxStreamReceiveWindow = Math.Max(defaults.MaxStreamReceiveWindow, Math.Max(w.LocallyInitiatedBidirectionalStream,
+                    Math.Max(w.RemotelyInitiatedBidirectionalStream, w.UnidirectionalStream))),
+            },
+        };
+    }
+
+    public static void RequireTls13(SslProtocols enabled, string argumentName)
+    {
+        // QUIC is TLS 1.3 only (RFC 9001 §4.2): an explicit protocol list must include it.
+        if (enabled != SslProtocols.None && (enabled & SslProtocols.Tls13) == 0)
+        {
+            throw new ArgumentException("QUIC requires TLS 1.3; 'EnabledSslProtocols' does not allow it.", argumentName);
+        }
+    }
+
+    public static TlsHandshakeOptions ToClientTls(SslClientAuthenticationOptions o, string? targetHost, QuicConnection owner)
+    {
+        var tls = new TlsHandshakeOptions
+        {
+            ServerName = string.IsNullOrEmpty(targetHost) ? null : targetHost,
+            ApplicationProtocols = new List<SslApplicationProtocol>(o.ApplicationProtocols!),
+            CertificateChainPolicy = o.CertificateChainPolicy,
+            RemoteCertificateValidation = WrapValidation(o.RemoteCertificateValidationCallback, owner),
+        };
+        X509Certificate2? clientCertificate = o.ClientCertificateContext?.TargetCertificate;
+        if (clientCertificate is null && o.ClientCertificates is { Count: > 0 })
+        {
+            foreach (X509Certificate c in o.ClientCertificates)
+            {
+                if (c is X509Certificate2 { HasPrivateKey: true } c2)
+                {
+                    clientCertificate = c2;
+                    break;
+                }
+            }
+        }
+        if (clientCertificate is null && o.LocalCertificateSelectionCallback is not null)
+        {
+            clientCertificate = o.LocalCertificateSelectionCallback(owner, targetHost ?? "", o.ClientCertificates ?? new X509CertificateCollection(), null, Array.Empty<string>()) as X509Certificate2;
+        }
+        tls.Certificate = clientCertificate;
+        if (o.ClientCertificateContext is { } context) tls.CertificateChain = ToCollection(context.IntermediateCertificates);
+        if (o.CertificateChainPolicy is null && o.CertificateRevocationCheckMode != X509RevocationMode.NoCheck)
+        {
+            tls.CertificateChainPolicy = new X509ChainPolicy { RevocationMode = o.CertificateRevocationCheckMode };
+        }
+        return tls;
+    }
+
+    public static TlsHandshakeOptions ToServerTls(SslServerAuthenticationOptions o, List<SslApplicationProtocol> listenerProtocols, QuicConnection owner)
+    {
+        var tls = new TlsHandshakeOptions
+        {
+            ApplicationProtocols = new List<SslApplicationProtocol>(o.ApplicationProtocols is { Count: > 0 } own ? own : listenerProtocols),
+            CertificateChainPolicy = o.CertificateChainPolicy,
+            RemoteCertificateValidation = WrapValidation(o.RemoteCertificateValidationCallback, owner),
+            RequestClientCertificate = o.ClientCertificateRequired,
+            // SslStream semantics: a required-but-missing certificate is a policy error the callback may accept.
+            RequireClientCertificate = o.ClientCertificateRequired && o.RemoteCertificateValidationCallback is null,
+        };
+        if (o.ServerCertificateContext is { } context)
+        {
+            tls.Certificate = context.TargetCertificate;
+            tls.CertificateChain = ToCollection(context.IntermediateCertificates);
+        }
+        else if (o.ServerCertificate is X509Certificate2 certificate)
+        {
+            tls.Certificate = certificate;
+        }
+        if (o.ServerCertificateSelectionCallback is { } select)
+        {
+            tls.ServerCertificateSelector = sni => select(owner, sni) as X509Certificate2;
+        }
+        return tls;
+    }
+
+    private static X509Certificate2Collection? ToCollection(IReadOnlyCollection<X509Certificate2>? certificates)
+    {
+        if (certificates is null || certificates.Count == 0) return null;
+        var collection = new X509Certificate2Collection();
+        foreach (X509Certificate2 c in certificates) collection.Add(c);
+        return collection;
+    }
+
+    private static RemoteCertificateValidationCallback? WrapValidation(RemoteCertificateValidationCallback? callback, QuicConnection owner)
+    {
+        // System.Net.Quic passes the connection as the sender; the TLS engine passes null.
+        if (callback is null) return null;
+        return (_, certificate, chain, errors) => callback(owner, certificate, chain, errors);
+    }
+}

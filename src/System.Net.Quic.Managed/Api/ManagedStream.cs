@@ -1,0 +1,379 @@
+using System.Net.Quic.Managed.Core;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace System.Net.Quic.Managed;
+
+/// <summary>
+/// A public <see cref="QuicStream"/> over one core stream. Reads and writes are requests completed on the driver
+/// thread (one of each at a time, as in System.Net.Quic); aborts take effect for the app at once and reach the core
+/// through the driver. Cancelling a pending read or write aborts that direction with the connection's
+/// DefaultStreamErrorCode, as System.Net.Quic does.
+/// </summary>
+internal sealed class ManagedStream : QuicStreamImpl
+{
+    private readonly ManagedConnection _connection;
+    private readonly bool _canReadDirection;
+    private readonly bool _canWriteDirection;
+    private readonly TaskCompletionSource _readsClosed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource _writesClosed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    // Driver thread only.
+    private StreamReadRequest? _pendingRead;
+    private StreamWriteRequest? _pendingWrite;
+    private bool _readFinished;
+    private bool _finWritten;
+    private bool _finRequested;
+    private ulong? _peerResetCode;
+    private ulong? _peerStopSendingCode;
+    private bool _ended;
+
+    // App-visible.
+    private volatile bool _readAborted;
+    private volatile bool _writeAborted;
+    private volatile bool _writesCompleted;
+    private int _disposed;
+    private int _readInProgress;
+    private int _writeInProgress;
+
+    public ManagedStream(ManagedConnection connection, long id, QuicStreamType type, bool canRead, bool canWrite)
+    {
+        _connection = connection;
+        Id = id;
+        Type = type;
+        _canReadDirection = canRead;
+        _canWriteDirection = canWrite;
+        if (!canRead) _readsClosed.TrySetResult();
+        if (!canWrite) _writesClosed.TrySetResult();
+    }
+
+    public override long Id { get; }
+
+    public override QuicStreamType Type { get; }
+
+    public override bool CanRead => _canReadDirection && Volatile.Read(ref _disposed) == 0;
+
+    public override bool CanWrite => _canWriteDirection && Volatile.Read(ref _disposed) == 0;
+
+    public override Task ReadsClosed => _readsClosed.Task;
+
+    public override Task WritesClosed => _writesClosed.Task;
+
+    private Connection Core => _connection.Core!;
+
+    private static void Fault(TaskCompletionSource completion, Exception exception)
+    {
+        // Marked observed: nobody has to await ReadsClosed/WritesClosed.
+        if (completion.TrySetException(exception)) _ = completion.Task.Exception;
+    }
+
+    private void Post(Action<object, long> action) => _connection.Host.Post(new DriverCall(action, this));
+
+    public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, typeof(QuicStream));
+        if (!_canReadDirection) throw new InvalidOperationException("Reading is not allowed on a unidirectional stream opened locally.");
+        if (cancellationToken.IsCancellationRequested) return ValueTask.FromCanceled<int>(cancellationToken);
+        if (Interlocked.Exchange(ref _readInProgress, 1) != 0) throw new InvalidOperationException("A read is already in progress on this stream.");
+        if (_readAborted)
+        {
+            Volatile.Write(ref _readInProgress, 0);
+            return ValueTask.FromException<int>(QuicExceptionFactory.OperationAborted("Reading was aborted on this stream."));
+        }
+        if (_connection.EndException is { } ended && _connection.Host.IsDisposed)
+        {
+            Volatile.Write(ref _readInProgress, 0);
+            return ValueTask.FromException<int>(ended);
+        }
+        var request = new StreamReadRequest(this, buffer, cancellationToken);
+        _connection.Host.Post(request);
+        return new ValueTask<int>(request.Task);
+    }
+
+    public void StartRead(StreamReadRequest request)
+    {
+        _pendingRead = request;
+        TryCompleteRead();
+    }
+
+    private void CompleteRead(int bytes)
+    {
+        StreamReadRequest request = _pendingRead!;
+        _pendingRead = null;
+        Volatile.Write(ref _readInProgress, 0);
+        request.Complete(bytes);
+    }
+
+    private void FailRead(Exception exception)
+    {
+        StreamReadRequest? request = _pendingRead;
+        if (request is null) return;
+        _pendingRead = null;
+        Volatile.Write(ref _readInProgress, 0);
+        request.Fail(exception);
+    }
+
+    /// <summary>Driver thread: completes the pending read if the core has something for it.</summary>
+    private void TryCompleteRead()
+    {
+        if (_pendingRead is not { } request) return;
+        if (_readAborted) { FailRead(QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.")); return; }
+        if (_peerResetCode is { } code) { FailRead(QuicExceptionFactory.StreamAborted(code, "reset the stream")); return; }
+        if (_readFinished || request.Buffer.IsEmpty) { CompleteRead(0); return; }
+        if (_ended) { FailRead(_connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed.")); return; }
+        int n = Core.ReadStream(Id, request.Buffer.Span, out bool fin, out bool reset, out ulong resetCode);
+        if (reset)
+        {
+            OnPeerReset(resetCode);
+            FailRead(QuicExceptionFactory.StreamAborted(resetCode, "reset the stream"));
+            return;
+        }
+        if (fin)
+        {
+            _readFinished = true;
+            _readsClosed.TrySetResult();
+        }
+        if (n > 0 || fin) CompleteRead(n);
+    }
+
+    private void OnPeerReset(ulong code)
+    {
+        _peerResetCode = code;
+        Fault(_readsClosed, QuicExceptionFactory.StreamAborted(code, "reset the stream"));
+    }
+
+    /// <summary>Driver thread: data, FIN or a reset arrived.</summary>
+    public void OnReadable()
+    {
+        if (_pendingRead is not null)
+        {
+            TryCompleteRead();
+            return;
+        }
+        if (_readFinished || _peerResetCode is not null || _readAborted || _ended) return;
+        // Nobody reads now: still learn about a reset or the end, so ReadsClosed completes (nothing is consumed).
+        Core.ReadStream(Id, Span<byte>.Empty, out bool fin, out bool reset, out ulong code);
+        if (reset) OnPeerReset(code);
+        else if (fin)
+        {
+            _readFinished = true;
+            _readsClosed.TrySetResult();
+        }
+    }
+
+    public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, bool completeWrites, CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, typeof(QuicStream));
+        if (!_canWriteDirection) throw new InvalidOperationException("Writing is not allowed on a unidirectional stream opened by the peer.");
+        if (cancellationToken.IsCancellationRequested) return ValueTask.FromCanceled(cancellationToken);
+        if (_writeAborted) return ValueTask.FromException(QuicExceptionFactory.OperationAborted("Writing was aborted on this stream."));
+        if (_writesCompleted) throw new InvalidOperationException("Writing is not allowed after the write side was completed.");
+        if (buffer.IsEmpty && !completeWrites) return ValueTask.CompletedTask;
+        if (Interlocked.Exchange(ref _writeInProgress, 1) != 0) throw new InvalidOperationException("A write is already in progress on this stream.");
+        if (completeWrites) _writesCompleted = true;
+        if (_connection.EndException is { } ended && _connection.Host.IsDisposed)
+        {
+            Volatile.Write(ref _writeInProgress, 0);
+            return ValueTask.FromException(ended);
+        }
+        var request = new StreamWriteRequest(this, buffer, completeWrites, cancellationToken);
+        _connection.Host.Post(request);
+        return new ValueTask(request.Task);
+    }
+
+    public void StartWrite(StreamWriteRequest request)
+    {
+        _pendingWrite = request;
+        TryCompleteWrite();
+    }
+
+    private void FailWrite(Exception exception)
+    {
+        StreamWriteRequest? request = _pendingWrite;
+        if (request is null) return;
+        _pendingWrite = null;
+        Volatile.Write(ref _writeInProgress, 0);
+        request.Fail(exception);
+    }
+
+    private Exception? WriteFailure()
+    {
+        if (_writeAborted) return QuicExceptionFactory.OperationAborted("Writing was aborted on this stream.");
+        if (_peerStopSendingCode is { } code) return QuicExceptionFactory.StreamAborted(code, "asked to stop sending (STOP_SENDING)");
+        if (_ended) return _connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed.");
+        return null;
+    }
+
+    /// <summary>Driver thread: moves as much of the pending write into the core as its send buffer takes.</summary>
+    private void TryCompleteWrite()
+    {
+        if (_pendingWrite is not { } request) return;
+        CheckStopSending();
+        if (WriteFailure() is { } failure)
+        {
+            FailWrite(failure);
+            return;
+        }
+        bool fin = request.Fin || _finRequested;
+        int accepted = Core.WriteStream(Id, request.Remaining.Span, fin);
+        request.Remaining = request.Remaining.Slice(accepted);
+        if (!request.Remaining.IsEmpty) return;
+        if (fin) _finWritten = true;
+        _pendingWrite = null;
+        Volatile.Write(ref _writeInProgress, 0);
+        request.Complete();
+    }
+
+    private void CheckStopSending()
+    {
+        if (_peerStopSendingCode is not null || _ended) return;
+        if (Core.GetStopSendingCode(Id) is { } code)
+        {
+            _peerStopSendingCode = code;
+            Fault(_writesClosed, QuicExceptionFactory.StreamAborted(code, "asked to stop sending (STOP_SENDING)"));
+        }
+    }
+
+    /// <summary>Driver thread: send buffer space, flow credit, acknowledgments or STOP_SENDING.</summary>
+    public void OnWritable()
+    {
+        if (_ended) return;
+        TryCompleteWrite();
+        CheckStopSending();
+        if (_finWritten && !_writesClosed.Task.IsCompleted && Core.IsStreamWriteComplete(Id)) _writesClosed.TrySetResult();
+    }
+
+    public void PostCancel(StreamReadRequest request)
+        => _connection.Host.Post(new DriverCall(static (state, _) => ((StreamReadRequest)state).CancelOnDriver(), request));
+
+    public void PostCancel(StreamWriteRequest request)
+        => _connection.Host.Post(new DriverCall(static (state, _) => ((StreamWriteRequest)state).CancelOnDriver(), request));
+
+    /// <summary>Driver thread: a pending read was cancelled; like System.Net.Quic, the read side is aborted.</summary>
+    public void CancelRead(StreamReadRequest request)
+    {
+        if (_pendingRead != request) return;
+        FailRead(new OperationCanceledException(request.CancellationToken));
+        AbortReadOnDriver((ulong)_connection.DefaultStreamErrorCode);
+    }
+
+    public void CancelWrite(StreamWriteRequest request)
+    {
+        if (_pendingWrite != request) return;
+        FailWrite(new OperationCanceledException(request.CancellationToken));
+        AbortWriteOnDriver((ulong)_connection.DefaultStreamErrorCode);
+    }
+
+    public override void Abort(QuicAbortDirection direction, long errorCode)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(errorCode);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(errorCode, QuicDefaults.MaxErrorCodeValue);
+        if (Volatile.Read(ref _disposed) != 0) return;
+        bool read = (direction & QuicAbortDirection.Read) != 0 && _canReadDirection;
+        bool write = (direction & QuicAbortDirection.Write) != 0 && _canWriteDirection;
+        if (read) Post(errorCode, static (state, _) => ((AbortCall)state).Stream.AbortReadOnDriver(((AbortCall)state).Code));
+        if (write) Post(errorCode, static (state, _) => ((AbortCall)state).Stream.AbortWriteOnDriver(((AbortCall)state).Code));
+    }
+
+    private void Post(long code, Action<object, long> action) => _connection.Host.Post(new DriverCall(action, new AbortCall(this, (ulong)code)));
+
+    private sealed record AbortCall(ManagedStream Stream, ulong Code);
+
+    /// <summary>Driver thread: STOP_SENDING (RFC 9000 §3.5) unless the read side already ended.</summary>
+    private void AbortReadOnDriver(ulong code)
+    {
+        if (_readAborted) return;
+        _readAborted = true;
+        if (!_readFinished && _peerResetCode is null && !_ended) Core.StopSending(Id, code);
+        Exception aborted = QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.");
+        FailRead(aborted);
+        Fault(_readsClosed, aborted);
+    }
+
+    /// <summary>Driver thread: RESET_STREAM (RFC 9000 §3.1) unless everything was already sent and acknowledged.</summary>
+    private void AbortWriteOnDriver(ulong code)
+    {
+        if (_writeAborted) return;
+        _writeAborted = true;
+        if (!_ended && !(_finWritten && Core.IsStreamWriteComplete(Id))) Core.ResetStream(Id, code);
+        Exception aborted = QuicExceptionFactory.OperationAborted("Writing was aborted on this stream.");
+        FailWrite(aborted);
+        Fault(_writesClosed, aborted);
+    }
+
+    public override void CompleteWrites()
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, typeof(QuicStream));
+        if (!_canWriteDirection) throw new InvalidOperationException("Writing is not allowed on a unidirectional stream opened by the peer.");
+        if (_writeAborted || _writesCompleted) return;
+        _writesCompleted = true;
+        Post(static (state, _) => ((ManagedStream)state).CompleteWritesOnDriver());
+    }
+
+    private void CompleteWritesOnDriver()
+    {
+        if (_finWritten || _writeAborted || _ended) return;
+        if (_pendingWrite is not null)
+        {
+            _finRequested = true; // the FIN goes with the last byte of the pending write
+            return;
+        }
+        Core.WriteStream(Id, ReadOnlySpan<byte>.Empty, fin: true);
+        _finWritten = true;
+    }
+
+    /// <summary>Driver thread: the connection ended; every waiter learns why.</summary>
+    public void OnConnectionEnded(Exception exception)
+    {
+        if (_ended) return;
+        _ended = true;
+        FailRead(exception);
+        FailWrite(exception);
+        Fault(_readsClosed, exception);
+        Fault(_writesClosed, exception);
+    }
+
+    /// <summary>Driver thread: a stream opened for an OpenOutboundStreamAsync that was cancelled meanwhile.</summary>
+    public void AbandonOnDriver()
+    {
+        Interlocked.Exchange(ref _disposed, 1);
+        DisposeOnDriver();
+    }
+
+    public override ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0) return ValueTask.CompletedTask;
+        if (!_connection.Host.IsDisposed) Post(static (state, _) => ((ManagedStream)state).DisposeOnDriver());
+        return ValueTask.CompletedTask;
+    }
+
+    /// <summary>
+    /// Driver thread. As System.Net.Quic: an unfinished read side is aborted with DefaultStreamErrorCode
+    /// (STOP_SENDING); an unfinished write side is completed gracefully (FIN), or reset when a write is still pending.
+    /// </summary>
+    private void DisposeOnDriver()
+    {
+        ulong code = (ulong)Math.Max(0, _connection.DefaultStreamErrorCode);
+        if (!_ended)
+        {
+            if (_canReadDirection && !_readFinished && !_readAborted && _peerResetCode is null) AbortReadOnDriver(code);
+            if (_canWriteDirection && !_writeAborted && _peerStopSendingCode is null)
+            {
+                if (_pendingWrite is not null) AbortWriteOnDriver(code);
+                else if (!_finWritten)
+                {
+                    Core.WriteStream(Id, ReadOnlySpan<byte>.Empty, fin: true);
+                    _finWritten = true;
+                }
+            }
+        }
+        Exception disposed = new ObjectDisposedException(nameof(QuicStream));
+        FailRead(disposed);
+        FailWrite(disposed);
+        Fault(_readsClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
+        if (!_finWritten) Fault(_writesClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
+        _connection.RemoveStream(Id);
+    }
+
+    public override string ToString() => $"QuicStream {Id} ({Type})";
+}

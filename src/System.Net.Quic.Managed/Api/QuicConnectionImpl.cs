@@ -1,0 +1,30 @@
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace System.Net.Quic.Managed;
+
+/// <summary>What a <see cref="QuicConnection"/> runs on: the managed transport or a System.Net.Quic connection.</summary>
+internal abstract class QuicConnectionImpl
+{
+    public abstract IPEndPoint LocalEndPoint { get; }
+
+    public abstract IPEndPoint RemoteEndPoint { get; }
+
+    public abstract string TargetHostName { get; }
+
+    public abstract X509Certificate? RemoteCertificate { get; }
+
+    public abstract SslApplicationProtocol NegotiatedApplicationProtocol { get; }
+
+    public abstract TlsCipherSuite NegotiatedCipherSuite { get; }
+
+    public abstract ValueTask<QuicStream> OpenOutboundStreamAsync(QuicStreamType type, CancellationToken cancellationToken);
+
+    public abstract ValueTask<QuicStream> AcceptInboundStreamAsync(CancellationToken cancellationToken);
+
+    public abstract ValueTask CloseAsync(long errorCode, CancellationToken cancellationToken);
+
+    public abstract ValueTask DisposeAsync();
+}
