@@ -70,7 +70,7 @@ for delay in $DELAYS; do
 
     start_server tcp 4433
     if wait_listening tcp 4433; then
-      ip netns exec client dotnet "$EMU_DLL" probe client --proto tcp --connect 10.200.2.1:4433 --sizes "$sizes" \
+      timeout 400 ip netns exec client dotnet "$EMU_DLL" probe client --proto tcp --connect 10.200.2.1:4433 --sizes "$sizes" \
         --timeout-s "$TIMEOUT_S" --delay-label "$delay" --loss-label "$loss" --out "$OUT/results.csv" || true
     else
       echo "tcp probe server did not start: $(tail -3 "$STUDY_STATE/probe-tcp.log")" >&2
@@ -81,7 +81,7 @@ for delay in $DELAYS; do
       if wait_listening quic 4434; then
         QUIC_STATUS=run
         rc=0
-        ip netns exec client dotnet "$EMU_DLL" probe client --proto quic --connect 10.200.2.1:4434 --sizes "$sizes" \
+        timeout 400 ip netns exec client dotnet "$EMU_DLL" probe client --proto quic --connect 10.200.2.1:4434 --sizes "$sizes" \
           --timeout-s "$TIMEOUT_S" --delay-label "$delay" --loss-label "$loss" --out "$OUT/results.csv" || rc=$?
         [[ $rc == 3 ]] && QUIC_STATUS="not-run: $(grep -h 'not run' "$STUDY_STATE/probe-quic.log" | tail -1)"
       else

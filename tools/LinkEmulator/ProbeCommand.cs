@@ -107,7 +107,6 @@ internal static class ProbeCommand
 
     private static int RunClient(string proto, IPEndPoint server, string sizes, double timeoutSeconds, string delayLabel, string lossLabel, string? outPath)
     {
-        var lines = new List<string>();
         string protocolName = proto == "tcp" ? "tcp-tls" : "quic-managed";
         try
         {
@@ -147,26 +146,16 @@ internal static class ProbeCommand
 
                 string line = timing.ToCsv(protocolName, delayLabel, lossLabel, size, rep);
                 Console.WriteLine(line);
-                lines.Add(line);
+                if (outPath is not null)
+                {
+                    bool exists = File.Exists(outPath);
+                    File.AppendAllText(outPath, (exists ? string.Empty : ProbeTiming.CsvHeader + "\n") + line + "\n");
+                }
+
                 if (timing.Status != "ok")
                 {
                     break;
                 }
-            }
-        }
-
-        if (outPath is not null)
-        {
-            bool exists = File.Exists(outPath);
-            using var writer = new StreamWriter(outPath, append: true);
-            if (!exists)
-            {
-                writer.WriteLine(ProbeTiming.CsvHeader);
-            }
-
-            foreach (string line in lines)
-            {
-                writer.WriteLine(line);
             }
         }
 
@@ -177,6 +166,12 @@ internal static class ProbeCommand
     {
         using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(timeoutSeconds));
         Task<ProbeTiming> task = proto == "tcp" ? TcpTlsProbe.MeasureAsync(server, size, cts.Token) : QuicProbe.MeasureAsync(server, size, cts.Token);
+        // A transport that ignores cancellation must not hang the study: give up 5 s after the timeout.
+        if (!((IAsyncResult)task).AsyncWaitHandle.WaitOne(TimeSpan.FromSeconds(timeoutSeconds + 5)))
+        {
+            return new ProbeTiming { Status = "hung>" + timeoutSeconds.ToString(CultureInfo.InvariantCulture) + "s" };
+        }
+
         return task.GetAwaiter().GetResult();
     }
 }
