@@ -80,10 +80,11 @@ lines.append("#### Impairment verification (per configuration)")
 lines.append("")
 lines.append("Ping: 20 ICMP echoes client→server through the emulator before the probes (`ping -c 20 -i 0.05`). "
              "Emulator counters: whole configuration (ping + all probes), per direction; `observed loss` = droppedLoss / packetsIn; "
-             "`mean added` = mean (release − arrival) of forwarded packets, i.e. propagation delay plus serialization/queueing at the 100 Mbit/s bottleneck.")
+             "`mean added` = mean (release − arrival) of forwarded packets, i.e. propagation delay plus serialization/queueing at the 100 Mbit/s bottleneck; "
+             "`release lateness` = how long after its scheduled release the relay actually wrote a packet (CPU starvation).")
 lines.append("")
-lines.append("| delay | loss % | ping recv/sent | RTT min/avg/max ms | dir | packets in | forwarded | dropped loss (observed %) | dropped queue | delayed | mean added µs |")
-lines.append("|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|")
+lines.append("| delay | loss % | ping recv/sent | RTT min/avg/max ms | dir | packets in | forwarded | dropped loss (observed %) | dropped queue | delayed | mean added µs | release lateness mean/max µs |")
+lines.append("|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
 ver = {(int(r["delay_ms"]), float(r["loss_pct"])): r for r in csv.DictReader(open(os.path.join(out_dir, "verification.csv")))}
 for d in delays:
     for l in losses:
@@ -99,7 +100,7 @@ for d in delays:
             pre = (f"| {d} | {l:g} | {v['ping_received']}/{v['ping_sent']} | {v['ping_rtt_min_ms']}/{v['ping_rtt_avg_ms']}/{v['ping_rtt_max_ms']} |"
                    if first else "| | | | |")
             name = "client→server" if k == "emuA->emuB" else "server→client"
-            lines.append(f"{pre} {name} | {c['packetsIn']} | {c['packetsForwarded']} | {c['droppedLoss']} ({obs:.2f}) | {c['droppedQueueFull']} | {c['delayed']} | {c['meanAddedDelayUs']:.0f} |")
+            lines.append(f"{pre} {name} | {c['packetsIn']} | {c['packetsForwarded']} | {c['droppedLoss']} ({obs:.2f}) | {c['droppedQueueFull']} | {c['delayed']} | {c['meanAddedDelayUs']:.0f} | {c.get('meanReleaseLatenessUs', '–')}/{c.get('maxReleaseLatenessUs', '–')} |")
             first = False
 lines.append("")
 here = os.path.dirname(os.path.abspath(__file__))

@@ -23,6 +23,10 @@ ip netns add client
 ip netns add server
 ip -n client link set lo up
 ip -n server link set lo up
+# IPv4 only: without this the TUNs send IPv6 router/multicast-listener messages that the counters would include.
+for ns in client server; do
+  ip netns exec "$ns" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+done
 
 dotnet "$EMU_DLL" --tun-a emuA --tun-b emuB --stats-json "$STATE/emulator-stats.json" "$@" >"$STATE/emulator.log" 2>&1 &
 echo $! >"$STATE/emulator.pid"

@@ -18,8 +18,14 @@ internal sealed class DirectionCounters
     /// <summary>Sum over forwarded packets of (release - arrival), to report the mean added delay.</summary>
     public long DelaySumUs;
     public long MaxQueueBytes;
+    /// <summary>Sum and maximum over forwarded packets of (time actually released - scheduled release): how late the
+    /// relay loop was (CPU starvation, poll resolution). Zero in an ideal run.</summary>
+    public long LatenessSumUs;
+    public long MaxLatenessUs;
 
     public long DroppedTotal => DroppedLoss + DroppedBurstLoss + DroppedQueueFull + DroppedWriteError;
 
     public double MeanDelayUs => PacketsForwarded == 0 ? 0 : (double)DelaySumUs / PacketsForwarded;
+
+    public double MeanLatenessUs => PacketsForwarded == 0 ? 0 : (double)LatenessSumUs / PacketsForwarded;
 }

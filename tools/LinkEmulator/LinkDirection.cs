@@ -180,6 +180,12 @@ internal sealed class LinkDirection
         Counters.PacketsForwarded++;
         Counters.BytesForwarded += packet.Length;
         Counters.DelaySumUs += packet.ReleaseUs - packet.ArrivalUs;
+        long lateUs = nowUs - packet.ReleaseUs;
+        Counters.LatenessSumUs += lateUs;
+        if (lateUs > Counters.MaxLatenessUs)
+        {
+            Counters.MaxLatenessUs = lateUs;
+        }
         _packetPool.Push(packet);
         return true;
     }

@@ -59,6 +59,8 @@ internal static class StatsReport
         w.WriteNumber("delayed", c.Delayed);
         w.WriteNumber("reordered", c.Reordered);
         w.WriteNumber("meanAddedDelayUs", Math.Round(c.MeanDelayUs, 1));
+        w.WriteNumber("meanReleaseLatenessUs", Math.Round(c.MeanLatenessUs, 1));
+        w.WriteNumber("maxReleaseLatenessUs", c.MaxLatenessUs);
         w.WriteNumber("maxQueueBytes", c.MaxQueueBytes);
         w.WriteNumber("queuedNow", d.QueuedPackets);
         w.WriteEndObject();

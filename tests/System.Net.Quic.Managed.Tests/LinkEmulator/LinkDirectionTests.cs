@@ -315,6 +315,22 @@ public class LinkDirectionTests
     }
 
     [Fact]
+    public void LatenessCountsHowLongAfterItsReleaseTimeAPacketWasTakenOut()
+    {
+        var d = new LinkDirection(new ImpairmentOptions { DelayUs = 1000 }, new Random(1));
+        d.Submit(Packet(1), 0);
+        d.Submit(Packet(2), 0);
+        byte[] buffer = new byte[1500];
+        Assert.True(d.TryRelease(1000, buffer, out _));
+        Assert.True(d.TryRelease(1750, buffer, out _));
+        Assert.Equal(750, d.Counters.LatenessSumUs);
+        Assert.Equal(750, d.Counters.MaxLatenessUs);
+        Assert.Equal(375.0, d.Counters.MeanLatenessUs);
+        // Lateness is not part of the scheduled (added) delay.
+        Assert.Equal(1000.0, d.Counters.MeanDelayUs);
+    }
+
+    [Fact]
     public void EmptyPacketIsRejectedWithoutTouchingCounters()
     {
         var d = new LinkDirection(new ImpairmentOptions(), new Random(1));
