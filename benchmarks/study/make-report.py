@@ -108,7 +108,10 @@ template = open(os.path.join(here, "STUDY.template.md")).read()
 obs_path = os.path.join(out_dir, "observations.md")
 observations = open(obs_path).read().strip() if os.path.exists(obs_path) else "(none written for this run)"
 results = "\n".join(lines).replace("#### ", "### ")
-open(os.path.join(docs_dir, "STUDY.md"), "w").write(template.replace("{{RESULTS}}", results).replace("{{OBSERVATIONS}}", observations))
+verify_path = os.path.join(out_dir, "verify-link.txt")
+verify = ("```\n" + open(verify_path).read().strip() + "\n```") if os.path.exists(verify_path) else "(verify-link.sh was not run for these results)"
+open(os.path.join(docs_dir, "STUDY.md"), "w").write(
+    template.replace("{{RESULTS}}", results).replace("{{OBSERVATIONS}}", observations).replace("{{VERIFY}}", verify))
 
 # SVG chart: three panels (handshake, 1 MiB transfer, 32 MiB transfer) vs delay; colour = loss, dash = protocol.
 W, H, PW, PH, ML, MT = 1020, 380, 280, 250, 60, 50
