@@ -46,6 +46,8 @@ internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFacto
 
     public override IPEndPoint LocalEndPoint => _host.Driver.LocalEndPoint;
 
+    public ManagedDriverHost Host => _host;
+
     public static ValueTask<QuicListener> ListenAsync(QuicListenerOptions options, CancellationToken cancellationToken)
     {
         cancellationToken.ThrowIfCancellationRequested();

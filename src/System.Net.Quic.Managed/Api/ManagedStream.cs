@@ -215,13 +215,34 @@ internal sealed class ManagedStream : QuicStreamImpl
             return;
         }
         bool fin = request.Fin || _finRequested;
-        int accepted = Core.WriteStream(Id, request.Remaining.Span, fin);
+        int accepted = WriteCore(request.Remaining.Span, fin);
+        if (accepted < 0)
+        {
+            FailWrite(WriteFailure() ?? QuicExceptionFactory.OperationAborted("The stream's write side is closed."));
+            return;
+        }
         request.Remaining = request.Remaining.Slice(accepted);
         if (!request.Remaining.IsEmpty) return;
         if (fin) _finWritten = true;
         _pendingWrite = null;
         Volatile.Write(ref _writeInProgress, 0);
         request.Complete();
+    }
+
+    /// <summary>Driver thread: hands data to the core; -1 when the send side is gone (reset after STOP_SENDING, or finished).</summary>
+    private int WriteCore(ReadOnlySpan<byte> data, bool fin)
+    {
+        CheckStopSending();
+        if (_peerStopSendingCode is not null || _ended) return -1;
+        try
+        {
+            return Core.WriteStream(Id, data, fin);
+        }
+        catch (InvalidOperationException)
+        {
+            // The core throws for a send side past Send/Ready (e.g. reset in answer to STOP_SENDING) instead of returning 0.
+            return -1;
+        }
     }
 
     private void CheckStopSending()
@@ -318,7 +339,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             _finRequested = true; // the FIN goes with the last byte of the pending write
             return;
         }
-        Core.WriteStream(Id, ReadOnlySpan<byte>.Empty, fin: true);
+        WriteCore(ReadOnlySpan<byte>.Empty, fin: true);
         _finWritten = true;
     }
 
@@ -362,7 +383,7 @@ internal sealed class ManagedStream : QuicStreamImpl
                 if (_pendingWrite is not null) AbortWriteOnDriver(code);
                 else if (!_finWritten)
                 {
-                    Core.WriteStream(Id, ReadOnlySpan<byte>.Empty, fin: true);
+                    WriteCore(ReadOnlySpan<byte>.Empty, fin: true);
                     _finWritten = true;
                 }
             }

@@ -10,6 +10,8 @@ public sealed class QuicListener : IAsyncDisposable
 
     internal QuicListener(QuicListenerImpl impl) => _impl = impl;
 
+    internal QuicListenerImpl Impl => _impl;
+
     /// <summary>
     /// True when the selected provider can run here: always for the managed transport; for the msquic provider
     /// (QUIC_MANAGED_PROVIDER=msquic) only when libmsquic loads.

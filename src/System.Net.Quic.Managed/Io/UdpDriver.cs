@@ -34,6 +34,7 @@ internal sealed class UdpDriver : IDisposable
     // datagram included: it then gets a separate loopback socket to wake on, and the loop waits on both.
     private readonly Socket? _wakeReceiver;
     private readonly List<Socket> _selectList = new(2);
+    private readonly List<Socket> _errorList = new(1);
     private readonly byte[] _wakeDrain = new byte[16];
     private int _sleeping;
     private volatile bool _stopping;
@@ -83,6 +84,9 @@ internal sealed class UdpDriver : IDisposable
 
     public long SendCalls { get; private set; }
 
+    /// <summary>Loop turns that found a timer already due after running timers (a core timer that does not advance spins here).</summary>
+    public long ZeroWaitSteps { get; private set; }
+
     /// <summary>
     /// Runs on the driver thread after every step (work, timers, receive, flush): the API layer drains connection
     /// events here. The driver flushes again afterwards, so core calls made by the hook go out without delay.
@@ -91,6 +95,28 @@ internal sealed class UdpDriver : IDisposable
     public Action? StepCompleted { get; set; }
 
     public void Start() => _thread.Start();
+
+    /// <summary>Exceptions escaping posted work or <see cref="StepCompleted"/> (a bug): counted, kept, reported, never fatal.</summary>
+    public int UnhandledCount { get; private set; }
+
+    public Exception? LastUnhandled { get; private set; }
+
+    /// <summary>Called on the driver thread with each such exception.</summary>
+    public Action<Exception>? UnhandledException { get; set; }
+
+    private void OnUnhandled(Exception e)
+    {
+        UnhandledCount++;
+        LastUnhandled = e;
+        try
+        {
+            UnhandledException?.Invoke(e);
+        }
+        catch
+        {
+            // The reporter itself failed: nothing more to do.
+        }
+    }
 
     /// <summary>True on the driver's own thread: code there may call the core directly.</summary>
     public bool IsDriverThread => Thread.CurrentThread == _thread;
@@ -131,7 +157,14 @@ internal sealed class UdpDriver : IDisposable
             Flush(now);
             if (StepCompleted is { } step)
             {
-                step();
+                try
+                {
+                    step();
+                }
+                catch (Exception e)
+                {
+                    OnUnhandled(e);
+                }
                 Flush(now);
             }
 
@@ -147,7 +180,9 @@ internal sealed class UdpDriver : IDisposable
             bool readable;
             try
             {
-                readable = waitUs != 0 && (_wakeReceiver is null ? _socket.Poll(waitUs, SelectMode.SelectRead) : WaitConnected(waitUs));
+                // A timer already due must not starve the socket: look for datagrams without waiting then.
+                if (waitUs == 0) ZeroWaitSteps++;
+                readable = _wakeReceiver is null || waitUs == 0 ? _socket.Poll(waitUs, SelectMode.SelectRead) : WaitConnected(waitUs);
             }
             catch (Exception e) when (e is SocketException or ObjectDisposedException)
             {
@@ -163,8 +198,12 @@ internal sealed class UdpDriver : IDisposable
         _selectList.Clear();
         _selectList.Add(_socket);
         _selectList.Add(_wakeReceiver!);
-        Socket.Select(_selectList, null, null, waitUs);
-        bool readable = false;
+        // A pending ICMP error (POLLERR) does not make the socket readable to Select: ask for errors too, then the
+        // receive below fetches the error (ECONNREFUSED) and hands it to SocketErrorHandler.
+        _errorList.Clear();
+        _errorList.Add(_socket);
+        Socket.Select(_selectList, null, _errorList, waitUs);
+        bool readable = _errorList.Count > 0;
         foreach (Socket ready in _selectList)
         {
             if (ready == _socket) readable = true;
@@ -178,7 +217,18 @@ internal sealed class UdpDriver : IDisposable
 
     private void RunWork(long now)
     {
-        while (_work.TryDequeue(out IDriverWorkItem? item)) item.Execute(now);
+        while (_work.TryDequeue(out IDriverWorkItem? item))
+        {
+            try
+            {
+                item.Execute(now);
+            }
+            catch (Exception e)
+            {
+                // One failing operation must not kill the thread every connection of this socket depends on.
+                OnUnhandled(e);
+            }
+        }
     }
 
     private void ReceiveBatch()

@@ -57,4 +57,559 @@ public class QuicConformanceTests
             await echo;
         }
     }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task EchoOnIpv6Loopback(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind, IPAddress.IPv6Loopback);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            Assert.Equal(IPAddress.IPv6Loopback, client.RemoteEndPoint.Address);
+            await EchoOnceAsync(client, server, 1000, Timeout());
+        }
+    }
+
+    private static async Task EchoOnceAsync(QuicConnection client, QuicConnection server, int size, CancellationToken ct)
+    {
+        Task echo = Task.Run(async () =>
+        {
+            await using QuicStream s = await server.AcceptInboundStreamAsync(ct);
+            byte[] request = await ReadToEndAsync(s, ct);
+            await s.WriteAsync(request, completeWrites: true, ct);
+        });
+        await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+        byte[] payload = RandomNumberGenerator.GetBytes(size);
+        await stream.WriteAsync(payload, completeWrites: true, ct);
+        Assert.Equal(payload, await ReadToEndAsync(stream, ct));
+        await echo;
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task EchoOnHundredConcurrentStreams(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout(30);
+            const int Streams = 100;
+            Task serverLoop = Task.Run(async () =>
+            {
+                var echoes = new List<Task>();
+                for (int i = 0; i < Streams; i++)
+                {
+                    QuicStream s = await server.AcceptInboundStreamAsync(ct);
+                    echoes.Add(Task.Run(async () =>
+                    {
+                        await using (s)
+                        {
+                            byte[] request = await ReadToEndAsync(s, ct);
+                            await s.WriteAsync(request, completeWrites: true, ct);
+                        }
+                    }));
+                }
+                await Task.WhenAll(echoes);
+            });
+            var clients = new Task[Streams];
+            for (int i = 0; i < Streams; i++)
+            {
+                int size = 1000 + i * 517;
+                clients[i] = Task.Run(async () =>
+                {
+                    await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+                    byte[] payload = RandomNumberGenerator.GetBytes(size);
+                    await stream.WriteAsync(payload, completeWrites: true, ct);
+                    Assert.Equal(payload, await ReadToEndAsync(stream, ct));
+                });
+            }
+            await Task.WhenAll(clients);
+            await serverLoop;
+        }
+    }
+
+    /// <summary>Sends <paramref name="megabytes"/> MB client to server and checks the SHA-256 on arrival.</summary>
+    private async Task TransferAsync(QuicProviderKind kind, int megabytes)
+    {
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout(120);
+            byte[] chunk = new byte[64 * 1024];
+            var random = new Random(megabytes);
+            using var sent = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+            Task<byte[]> receive = Task.Run(async () =>
+            {
+                await using QuicStream s = await server.AcceptInboundStreamAsync(ct);
+                using var received = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+                byte[] buffer = new byte[64 * 1024];
+                long total = 0;
+                int n;
+                while ((n = await s.ReadAsync(buffer, ct)) > 0)
+                {
+                    received.AppendData(buffer, 0, n);
+                    total += n;
+                }
+                Assert.Equal((long)megabytes << 20, total);
+                return received.GetHashAndReset();
+            });
+            var watch = Stopwatch.StartNew();
+            await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
+            for (int i = 0; i < megabytes * 16; i++)
+            {
+                random.NextBytes(chunk);
+                sent.AppendData(chunk);
+                await stream.WriteAsync(chunk, completeWrites: i == megabytes * 16 - 1, ct);
+            }
+            byte[] hash = await receive;
+            watch.Stop();
+            Assert.Equal(sent.GetHashAndReset(), hash);
+            _output.WriteLine($"{megabytes} MB in {watch.ElapsedMilliseconds} ms ({megabytes * 8.0 / watch.Elapsed.TotalSeconds:F1} Mbit/s)");
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task Transfer20MegabytesWithSha256(string provider) => TransferAsync(Require(provider), 20);
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    [Trait("Category", "Slow")]
+    public Task Transfer100MegabytesWithSha256(string provider) => TransferAsync(Require(provider), 100);
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task UnidirectionalStreamsBothDirections(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout();
+            foreach ((QuicConnection from, QuicConnection to) in new[] { (client, server), (server, client) })
+            {
+                await using QuicStream outbound = await from.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
+                Assert.False(outbound.CanRead);
+                Assert.True(outbound.CanWrite);
+                Assert.True(outbound.ReadsClosed.IsCompletedSuccessfully);
+                await Assert.ThrowsAsync<InvalidOperationException>(async () => _ = await outbound.ReadAsync(new byte[1], ct));
+                byte[] payload = RandomNumberGenerator.GetBytes(5000);
+                await outbound.WriteAsync(payload, completeWrites: true, ct);
+
+                await using QuicStream inbound = await to.AcceptInboundStreamAsync(ct);
+                Assert.Equal(QuicStreamType.Unidirectional, inbound.Type);
+                Assert.Equal(outbound.Id, inbound.Id);
+                Assert.True(inbound.CanRead);
+                Assert.False(inbound.CanWrite);
+                await Assert.ThrowsAsync<InvalidOperationException>(async () => await inbound.WriteAsync(new byte[1], ct));
+                Assert.Equal(payload, await ReadToEndAsync(inbound, ct));
+                await inbound.ReadsClosed.WaitAsync(ct);
+                await outbound.WritesClosed.WaitAsync(ct); // FIN acknowledged
+            }
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task ResetStreamSurfacesAsStreamAbortedWithCode(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout();
+            foreach ((QuicConnection from, QuicConnection to, long code) in new[] { (client, server, 42L), (server, client, 4242L) })
+            {
+                await using QuicStream outbound = await from.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+                await outbound.WriteAsync(new byte[10], ct);
+                await using QuicStream inbound = await to.AcceptInboundStreamAsync(ct);
+                byte[] buffer = new byte[100];
+                Assert.Equal(10, await inbound.ReadAsync(buffer, ct));
+                outbound.Abort(QuicAbortDirection.Write, code);
+                QuicException e = await Assert.ThrowsAsync<QuicException>(async () => _ = await inbound.ReadAsync(buffer, ct));
+                Assert.Equal(QuicError.StreamAborted, e.QuicError);
+                Assert.Equal(code, e.ApplicationErrorCode);
+                QuicException closed = await Assert.ThrowsAsync<QuicException>(() => inbound.ReadsClosed.WaitAsync(ct));
+                Assert.Equal(code, closed.ApplicationErrorCode);
+                QuicException local = await Assert.ThrowsAsync<QuicException>(async () => await outbound.WriteAsync(new byte[1], ct));
+                Assert.Equal(QuicError.OperationAborted, local.QuicError);
+            }
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task StopSendingSurfacesAsStreamAbortedWithCode(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout();
+            foreach ((QuicConnection from, QuicConnection to, long code) in new[] { (client, server, 77L), (server, client, 7777L) })
+            {
+                await using QuicStream outbound = await from.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+                await outbound.WriteAsync(new byte[10], ct);
+                await using QuicStream inbound = await to.AcceptInboundStreamAsync(ct);
+                inbound.Abort(QuicAbortDirection.Read, code);
+                QuicException e = await Assert.ThrowsAsync<QuicException>(async () =>
+                {
+                    byte[] data = new byte[16 * 1024];
+                    for (int i = 0; i < 10_000; i++)
+                    {
+                        await outbound.WriteAsync(data, ct);
+                        await Task.Delay(1, ct);
+                    }
+                });
+                Assert.Equal(QuicError.StreamAborted, e.QuicError);
+                Assert.Equal(code, e.ApplicationErrorCode);
+                QuicException closed = await Assert.ThrowsAsync<QuicException>(() => outbound.WritesClosed.WaitAsync(ct));
+                Assert.Equal(code, closed.ApplicationErrorCode);
+                QuicException local = await Assert.ThrowsAsync<QuicException>(async () => _ = await inbound.ReadAsync(new byte[1], ct));
+                Assert.Equal(QuicError.OperationAborted, local.QuicError);
+            }
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task AlpnMismatchFailsWithAuthenticationException(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind, alpn: "h3");
+        var options = ClientOptions(listener.LocalEndPoint, alpn: "hq-interop");
+        var watch = Stopwatch.StartNew();
+        var e = await Assert.ThrowsAsync<AuthenticationException>(() => ConnectAsync(kind, options, Timeout()));
+        _output.WriteLine(e.ToString());
+        Assert.True(watch.Elapsed < TimeSpan.FromSeconds(5), "a TLS failure ends the attempt without waiting for a timeout");
+        if (kind == QuicProviderKind.Managed)
+        {
+            QuicException inner = Assert.IsType<QuicException>(e.InnerException);
+            Assert.Equal(QuicError.TransportError, inner.QuicError);
+            Assert.Equal(0x178, inner.TransportErrorCode); // CRYPTO_ERROR + no_application_protocol (RFC 9001 §8.1)
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task UntrustedCertificateIsRejectedThenAcceptedByCallback(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var rejected = ClientOptions(listener.LocalEndPoint, trustTestRoot: false);
+        var e = await Assert.ThrowsAsync<AuthenticationException>(() => ConnectAsync(kind, rejected, Timeout()));
+        _output.WriteLine(e.Message);
+
+        var accepted = ClientOptions(listener.LocalEndPoint, trustTestRoot: false);
+        System.Net.Security.SslPolicyErrors seen = System.Net.Security.SslPolicyErrors.None;
+        object? sender = null;
+        accepted.ClientAuthenticationOptions.RemoteCertificateValidationCallback = (s, certificate, chain, errors) =>
+        {
+            sender = s;
+            seen = errors;
+            return certificate is not null;
+        };
+        var (client, server) = await ConnectPairAsync(kind, listener, accepted);
+        await using (client)
+        await using (server)
+        {
+            Assert.Equal(System.Net.Security.SslPolicyErrors.RemoteCertificateChainErrors, seen);
+            Assert.Same(client, sender);
+            await EchoOnceAsync(client, server, 100, Timeout());
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task ConnectingWhereNothingListensFailsWithinHandshakeTimeout(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        // A port that was just free: bind and release it.
+        int port;
+        using (var probe = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp))
+        {
+            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            port = ((IPEndPoint)probe.LocalEndPoint!).Port;
+        }
+        var options = ClientOptions(new IPEndPoint(IPAddress.Loopback, port));
+        options.HandshakeTimeout = TimeSpan.FromSeconds(2);
+        var watch = Stopwatch.StartNew();
+        QuicException e = await Assert.ThrowsAsync<QuicException>(() => ConnectAsync(kind, options, Timeout()));
+        watch.Stop();
+        _output.WriteLine($"{e.QuicError} after {watch.ElapsedMilliseconds} ms: {e.Message}");
+        Assert.Contains(e.QuicError, new[] { QuicError.ConnectionRefused, QuicError.ConnectionTimeout });
+        Assert.True(watch.Elapsed < TimeSpan.FromSeconds(3.5), $"took {watch.Elapsed}");
+        if (kind == QuicProviderKind.Managed && OperatingSystem.IsLinux())
+        {
+            Assert.Equal(QuicError.ConnectionRefused, e.QuicError); // the connected socket sees the ICMP port unreachable
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    [Trait("Category", "Slow")]
+    public Task HundredConcurrentConnectionsToOneListener(string provider) => ConcurrentConnectionsAsync(Require(provider), 100);
+
+    /// <summary>The default-run variant: the 100-connection one takes minutes when the shared test machine is loaded.</summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task TwentyConcurrentConnectionsToOneListener(string provider) => ConcurrentConnectionsAsync(Require(provider), 20);
+
+    private async Task ConcurrentConnectionsAsync(QuicProviderKind kind, int connections)
+    {
+        // Generous timeouts: on a loaded machine the first connections wait idle while the last ones handshake.
+        await using QuicListener listener = await ListenAsync(kind, configure: o => o.IdleTimeout = TimeSpan.FromMinutes(5));
+        CancellationToken ct = Timeout(240);
+        var watch = Stopwatch.StartNew();
+        var servers = new List<QuicConnection>();
+        Task acceptLoop = Task.Run(async () =>
+        {
+            for (int i = 0; i < connections; i++) servers.Add(await listener.AcceptConnectionAsync(ct));
+        });
+        // Handshakes cost CPU (X25519, ECDSA, chain building): at most 10 run at once, but all 100 stay open together.
+        var clients = new QuicConnection[connections];
+        using var gate = new SemaphoreSlim(10);
+        await Task.WhenAll(Enumerable.Range(0, connections).Select(i => Task.Run(async () =>
+        {
+            await gate.WaitAsync(ct);
+            try
+            {
+                var options = ClientOptions(listener.LocalEndPoint);
+                options.HandshakeTimeout = TimeSpan.FromSeconds(60);
+                options.IdleTimeout = TimeSpan.FromMinutes(5);
+                clients[i] = await ConnectAsync(kind, options, ct);
+            }
+            finally
+            {
+                gate.Release();
+            }
+        })));
+        await acceptLoop;
+        _output.WriteLine($"{connections} handshakes in {watch.ElapsedMilliseconds} ms");
+        Assert.Equal(connections, servers.Count);
+        Assert.Equal(connections, servers.Select(s => s.RemoteEndPoint.Port).Distinct().Count());
+
+        Task serving = Task.WhenAll(servers.Select(server => Task.Run(async () =>
+        {
+            await using QuicStream s = await server.AcceptInboundStreamAsync(ct);
+            byte[] request = await ReadToEndAsync(s, ct);
+            await s.WriteAsync(request, completeWrites: true, ct);
+        })));
+        await Task.WhenAll(clients.Select((client, index) => Task.Run(async () =>
+        {
+            await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+            byte[] payload = BitConverter.GetBytes(index);
+            await stream.WriteAsync(payload, completeWrites: true, ct);
+            Assert.Equal(payload, await ReadToEndAsync(stream, ct));
+        })));
+        await serving;
+        _output.WriteLine($"echo on each after {watch.ElapsedMilliseconds} ms");
+        foreach (QuicConnection c in clients) await c.DisposeAsync();
+        _output.WriteLine($"clients disposed after {watch.ElapsedMilliseconds} ms");
+        foreach (QuicConnection s in servers) await s.DisposeAsync();
+        _output.WriteLine($"servers disposed after {watch.ElapsedMilliseconds} ms");
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task CloseAsyncReachesPeerAsConnectionAbortedWithCode(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout();
+            Task<QuicStream> accept = server.AcceptInboundStreamAsync(ct).AsTask();
+            await client.CloseAsync(1234, ct);
+            QuicException e = await Assert.ThrowsAsync<QuicException>(() => accept);
+            Assert.Equal(QuicError.ConnectionAborted, e.QuicError);
+            Assert.Equal(1234, e.ApplicationErrorCode);
+            QuicException local = await Assert.ThrowsAsync<QuicException>(async () => await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct));
+            Assert.Equal(QuicError.OperationAborted, local.QuicError);
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task DisposeClosesWithDefaultCloseErrorCode(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        {
+            CancellationToken ct = Timeout();
+            QuicStream open = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+            await open.WriteAsync(new byte[100], ct);
+            Task<QuicStream> accept = client.AcceptInboundStreamAsync(ct).AsTask();
+            Task<int> pendingRead = open.ReadAsync(new byte[10], ct).AsTask();
+            await server.DisposeAsync();
+            await server.DisposeAsync(); // twice is fine
+            QuicException e = await Assert.ThrowsAsync<QuicException>(() => accept);
+            Assert.Equal(QuicError.ConnectionAborted, e.QuicError);
+            Assert.Equal(0x0B, e.ApplicationErrorCode); // the server's DefaultCloseErrorCode
+            QuicException read = await Assert.ThrowsAsync<QuicException>(() => pendingRead);
+            Assert.Equal(0x0B, read.ApplicationErrorCode);
+            await Assert.ThrowsAsync<ObjectDisposedException>(async () => await server.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct));
+            await open.DisposeAsync();
+            await open.DisposeAsync();
+        }
+        await client.DisposeAsync();
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task DisposalInEveryState(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        CancellationToken ct = Timeout();
+        QuicListener listener = await ListenAsync(kind);
+
+        // Before the handshake completes: cancel the connect (its connection is disposed inside).
+        using (var early = new CancellationTokenSource())
+        {
+            var options = ClientOptions(new IPEndPoint(IPAddress.Loopback, 9)); // discard port: nobody answers QUIC
+            Task<QuicConnection> connecting = ConnectAsync(kind, options, early.Token);
+            early.Cancel();
+            await Assert.ThrowsAnyAsync<Exception>(() => connecting);
+        }
+
+        // After the handshake, with streams open in both directions, disposing the streams and connections twice.
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        QuicStream a = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+        await a.WriteAsync(new byte[1000], ct);
+        QuicStream b = await server.AcceptInboundStreamAsync(ct);
+        QuicStream c = await server.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
+        await c.WriteAsync(new byte[1000], ct);
+        await b.DisposeAsync();
+        await b.DisposeAsync();
+        await Assert.ThrowsAsync<ObjectDisposedException>(async () => _ = await b.ReadAsync(new byte[1], ct));
+        await client.DisposeAsync();
+        await client.DisposeAsync();
+        await Assert.ThrowsAsync<ObjectDisposedException>(async () => await client.AcceptInboundStreamAsync(ct));
+        await a.DisposeAsync();
+        await server.DisposeAsync();
+        await c.DisposeAsync();
+
+        // The listener: twice, then accepting fails; a connection accepted before keeps working after it.
+        var (client2, server2) = await ConnectPairAsync(kind, listener);
+        await listener.DisposeAsync();
+        await listener.DisposeAsync();
+        await Assert.ThrowsAsync<ObjectDisposedException>(async () => await listener.AcceptConnectionAsync(ct));
+        await EchoOnceAsync(client2, server2, 5000, ct);
+        await client2.DisposeAsync();
+        await server2.DisposeAsync();
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task CancellationOfAcceptAndRead(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        using (var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(100)))
+        {
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await listener.AcceptConnectionAsync(cts.Token));
+        }
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout();
+            using (var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(100)))
+            {
+                await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await server.AcceptInboundStreamAsync(cts.Token));
+            }
+            await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+            await stream.WriteAsync(new byte[5], ct);
+            await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
+            Assert.Equal(5, await inbound.ReadAsync(new byte[10], ct));
+            using (var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(100)))
+            {
+                await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => _ = await inbound.ReadAsync(new byte[10], cts.Token));
+            }
+            // As System.Net.Quic: a cancelled read aborts the read side with DefaultStreamErrorCode (0x0A on the server).
+            QuicException e = await Assert.ThrowsAsync<QuicException>(async () =>
+            {
+                for (int i = 0; i < 1000; i++)
+                {
+                    await stream.WriteAsync(new byte[1000], ct);
+                    await Task.Delay(5, ct);
+                }
+            });
+            Assert.Equal(QuicError.StreamAborted, e.QuicError);
+            Assert.Equal(0x0A, e.ApplicationErrorCode);
+            // The connection is still usable.
+            await EchoOnceAsync(client, server, 10, ct);
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task IdleTimeoutEndsConnectionAsConnectionIdle(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind, configure: o => o.IdleTimeout = TimeSpan.FromSeconds(1));
+        var options = ClientOptions(listener.LocalEndPoint);
+        options.IdleTimeout = TimeSpan.FromSeconds(1);
+        var (client, server) = await ConnectPairAsync(kind, listener, options);
+        await using (client)
+        await using (server)
+        {
+            var watch = Stopwatch.StartNew();
+            QuicException e = await Assert.ThrowsAsync<QuicException>(async () => await client.AcceptInboundStreamAsync(Timeout(10)));
+            Assert.Equal(QuicError.ConnectionIdle, e.QuicError);
+            Assert.InRange(watch.Elapsed, TimeSpan.FromSeconds(0.5), TimeSpan.FromSeconds(5));
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task SynchronousReadWriteAndReadTimeout(string provider)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout();
+            await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+            await Task.Run(() =>
+            {
+                stream.Write(new byte[] { 1, 2, 3 }, 0, 3);
+                stream.WriteByte(4);
+                stream.Write(new ReadOnlySpan<byte>(new byte[] { 5 }));
+            });
+            await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
+            inbound.ReadTimeout = 200;
+            byte[] got = await Task.Run(() =>
+            {
+                var buffer = new byte[5];
+                int total = 0;
+                while (total < 5) total += inbound.Read(buffer, total, 5 - total);
+                return buffer;
+            });
+            Assert.Equal(new byte[] { 1, 2, 3, 4, 5 }, got);
+            IOException timeout = await Assert.ThrowsAsync<IOException>(() => Task.Run(() => inbound.ReadByte()));
+            Assert.IsNotType<QuicException>(timeout);
+            Assert.Throws<ArgumentOutOfRangeException>(() => inbound.ReadTimeout = 0);
+        }
+    }
 }
