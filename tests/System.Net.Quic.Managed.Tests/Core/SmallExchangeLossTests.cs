@@ -14,9 +14,16 @@ public class SmallExchangeLossTests
     [InlineData(0.05, 61)]
     [InlineData(0.05, 62)]
     [InlineData(0.10, 63)]
+    [InlineData(-0.05, 64)] // negative: the same at 5 % with the real TLS engine
+    [InlineData(-0.05, 65)]
     public void SmallExchangesCompleteUnderLoss(double loss, int seed)
     {
-        using var pair = new QuicPair(seed, new LinkConditions { DelayUs = 20_000, LossProbability = loss });
+        bool realTls = loss < 0;
+        loss = Math.Abs(loss);
+        using var pair = new QuicPair(seed, new LinkConditions { DelayUs = 20_000, LossProbability = loss }, configure: p =>
+        {
+            if (realTls) ConnectionTlsTests.UseRealTls(p);
+        });
         Assert.True(pair.Handshake(60_000_000));
         Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
         byte[] request = new byte[1024];
