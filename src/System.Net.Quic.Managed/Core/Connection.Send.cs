@@ -119,54 +119,19 @@ internal sealed partial class Connection
     /// <summary>Builds and protects one packet of <paramref name="space"/> in <paramref name="destination"/>. Returns its length, 0 if nothing was written.</summary>
     private int WritePacket(PacketSpaceState space, Span<byte> destination, int padTo, long nowUs)
     {
-        if (destination.Length < 64) return 0;
-        long pn = space.NextPacketNumber;
-        long largestAcked = _recovery.GetTracker(space.Space).LargestAcked;
-        int pnLength = PacketNumber.GetEncodedLength(pn, largestAcked);
-        // The tag is not part of what frames may fill.
-        var writer = new QuicWriter(destination.Slice(0, destination.Length - PacketProtectionKeys.TagLength));
-        int lengthFieldOffset = -1;
-        ConnectionId dcid = _peerIds.Active;
-        if (space.Space == PacketNumberSpace.ApplicationData)
-        {
-            bool keyPhase = space.SendPhaseKeys!.KeyPhase == 1;
-            if (!ShortHeader.TryWrite(ref writer, dcid.Span, spinBit: false, keyPhase, pnLength)) return 0;
-        }
-        else
-        {
-            PacketType type = space.Space == PacketNumberSpace.Initial ? PacketType.Initial : PacketType.Handshake;
-            ReadOnlySpan<byte> token = type == PacketType.Initial && !IsServer ? _retryToken : default;
-            if (!LongHeader.TryWrite(ref writer, type, Version, dcid.Span, _initialSourceId.Span, token, pnLength, out lengthFieldOffset)) return 0;
-        }
-        int pnOffset = writer.Position;
-        if (!writer.TryFill(0, pnLength)) return 0;
-        int payloadStart = writer.Position;
+        if (!TryBeginPacket(space, destination, out QuicWriter writer, out PacketLayout layout)) return 0;
+        long pn = layout.PacketNumber;
 
         SentFrameList frames = _framePool.Rent();
         bool probe = space.ProbesPending > 0;
         bool ackEliciting = WriteFrames(space, ref writer, frames, probe, nowUs);
-        int payloadLength = writer.Position - payloadStart;
-        if (payloadLength == 0)
+        if (writer.Position == layout.PayloadStart)
         {
             _framePool.Return(frames);
             return 0;
         }
 
-        int pad = PaddingNeeded(pnLength, payloadLength, writer.Position, padTo, writer.Remaining);
-        bool padded = pad > 0 && padTo > 0;
-        if (pad > 0)
-        {
-            PaddingFrame.TryWrite(ref writer, pad);
-            payloadLength += pad;
-        }
-        if (lengthFieldOffset >= 0)
-        {
-            LongHeader.TryPatchLength(destination, lengthFieldOffset, pnLength + payloadLength + PacketProtectionKeys.TagLength);
-        }
-
-        PacketProtectionKeys keys = space.Space == PacketNumberSpace.ApplicationData ? space.SendPhaseKeys!.Current : space.SendKeys!;
-        int total = keys.Protect(destination, pnOffset, pnLength, (ulong)pn, payloadLength);
-        space.NextPacketNumber = pn + 1;
+        int total = SealPacket(space, destination, ref writer, layout, padTo, out bool padded);
         if (ackEliciting && space.ProbesPending > 0) space.ProbesPending--;
 
         // RFC 9002 §2: in flight when ack-eliciting or padded.
@@ -429,24 +394,7 @@ internal sealed partial class Connection
 
     private int WriteClosePacket(PacketSpaceState space, Span<byte> destination, int padTo)
     {
-        if (destination.Length < 64) return 0;
-        long pn = space.NextPacketNumber;
-        int pnLength = PacketNumber.GetEncodedLength(pn, _recovery.GetTracker(space.Space).LargestAcked);
-        var writer = new QuicWriter(destination.Slice(0, destination.Length - PacketProtectionKeys.TagLength));
-        int lengthFieldOffset = -1;
-        if (space.Space == PacketNumberSpace.ApplicationData)
-        {
-            ShortHeader.TryWrite(ref writer, _peerIds.Active.Span, false, space.SendPhaseKeys!.KeyPhase == 1, pnLength);
-        }
-        else
-        {
-            PacketType type = space.Space == PacketNumberSpace.Initial ? PacketType.Initial : PacketType.Handshake;
-            ReadOnlySpan<byte> token = type == PacketType.Initial && !IsServer ? _retryToken : default;
-            LongHeader.TryWrite(ref writer, type, Version, _peerIds.Active.Span, _initialSourceId.Span, token, pnLength, out lengthFieldOffset);
-        }
-        int pnOffset = writer.Position;
-        writer.TryFill(0, pnLength);
-        int payloadStart = writer.Position;
+        if (!TryBeginPacket(space, destination, out QuicWriter writer, out PacketLayout layout)) return 0;
 
         ConnectionError error = Error!;
         Span<byte> reason = stackalloc byte[64];
@@ -463,17 +411,63 @@ internal sealed partial class Connection
                 : ConnectionCloseFrame.TryWrite(ref writer, false, error.Code, error.TriggeringFrameType, reason.Slice(0, reasonLength));
         if (!written) return 0;
 
-        int payloadLength = writer.Position - payloadStart;
-        int pad = PaddingNeeded(pnLength, payloadLength, writer.Position, padTo, writer.Remaining);
+        return SealPacket(space, destination, ref writer, layout, padTo, out _);
+    }
+
+    /// <summary>Where the parts of a packet being built lie in its buffer.</summary>
+    private readonly record struct PacketLayout(long PacketNumber, int PacketNumberLength, int PacketNumberOffset, int PayloadStart, int LengthFieldOffset);
+
+    /// <summary>
+    /// Writes the header of the next packet of <paramref name="space"/> (long header for Initial/Handshake, short for 1-RTT)
+    /// and reserves its packet number. The writer covers the buffer minus the AEAD tag, so frames cannot overrun it.
+    /// </summary>
+    private bool TryBeginPacket(PacketSpaceState space, Span<byte> destination, out QuicWriter writer, out PacketLayout layout)
+    {
+        writer = default;
+        layout = default;
+        if (destination.Length < 64) return false;
+        long pn = space.NextPacketNumber;
+        int pnLength = PacketNumber.GetEncodedLength(pn, _recovery.GetTracker(space.Space).LargestAcked);
+        writer = new QuicWriter(destination.Slice(0, destination.Length - PacketProtectionKeys.TagLength));
+        int lengthFieldOffset = -1;
+        ConnectionId dcid = _peerIds.Active;
+        if (space.Space == PacketNumberSpace.ApplicationData)
+        {
+            if (!ShortHeader.TryWrite(ref writer, dcid.Span, spinBit: false, space.SendPhaseKeys!.KeyPhase == 1, pnLength)) return false;
+        }
+        else
+        {
+            PacketType type = space.Space == PacketNumberSpace.Initial ? PacketType.Initial : PacketType.Handshake;
+            ReadOnlySpan<byte> token = type == PacketType.Initial && !IsServer ? _retryToken : default;
+            if (!LongHeader.TryWrite(ref writer, type, Version, dcid.Span, _initialSourceId.Span, token, pnLength, out lengthFieldOffset)) return false;
+        }
+        int pnOffset = writer.Position;
+        if (!writer.TryFill(0, pnLength)) return false;
+        layout = new PacketLayout(pn, pnLength, pnOffset, writer.Position, lengthFieldOffset);
+        return true;
+    }
+
+    /// <summary>
+    /// Finishes a packet whose frames are written: pads it (header protection sample, <paramref name="padTo"/>), patches the
+    /// long header's Length, protects it and consumes the packet number. Returns the protected length.
+    /// </summary>
+    private int SealPacket(PacketSpaceState space, Span<byte> destination, ref QuicWriter writer, in PacketLayout layout, int padTo, out bool padded)
+    {
+        int payloadLength = writer.Position - layout.PayloadStart;
+        int pad = PaddingNeeded(layout.PacketNumberLength, payloadLength, writer.Position, padTo, writer.Remaining);
+        padded = pad > 0 && padTo > 0;
         if (pad > 0)
         {
             PaddingFrame.TryWrite(ref writer, pad);
             payloadLength += pad;
         }
-        if (lengthFieldOffset >= 0) LongHeader.TryPatchLength(destination, lengthFieldOffset, pnLength + payloadLength + PacketProtectionKeys.TagLength);
+        if (layout.LengthFieldOffset >= 0)
+        {
+            LongHeader.TryPatchLength(destination, layout.LengthFieldOffset, layout.PacketNumberLength + payloadLength + PacketProtectionKeys.TagLength);
+        }
         PacketProtectionKeys keys = space.Space == PacketNumberSpace.ApplicationData ? space.SendPhaseKeys!.Current : space.SendKeys!;
-        int total = keys.Protect(destination, pnOffset, pnLength, (ulong)pn, payloadLength);
-        space.NextPacketNumber = pn + 1;
+        int total = keys.Protect(destination, layout.PacketNumberOffset, layout.PacketNumberLength, (ulong)layout.PacketNumber, payloadLength);
+        space.NextPacketNumber = layout.PacketNumber + 1;
         return total;
     }
 }

@@ -42,6 +42,12 @@ public sealed class OpenSslInteropTests : IDisposable
         return port;
     }
 
+    /// <summary>Reads a log the process-output handlers append to from other threads (they hold the same lock).</summary>
+    private static string Snapshot(StringBuilder log)
+    {
+        lock (log) return log.ToString();
+    }
+
     private Process StartOpenSsl(string arguments, StringBuilder output)
     {
         var psi = new ProcessStartInfo(OpenSsl, arguments)
@@ -141,7 +147,7 @@ public sealed class OpenSslInteropTests : IDisposable
         try
         {
             using Task<Socket> accept = listener.AcceptSocketAsync();
-            Assert.True(accept.Wait(TimeSpan.FromSeconds(10)), "openssl s_client did not connect\n" + log);
+            if (!accept.Wait(TimeSpan.FromSeconds(10))) Assert.Fail("openssl s_client did not connect\n" + Snapshot(log));
             using Socket socket = accept.Result;
             socket.ReceiveTimeout = 10000;
             TlsHandshakeOptions so = TcpOptions(TlsEnginePair.ServerOptions(leaf));
@@ -162,7 +168,7 @@ public sealed class OpenSslInteropTests : IDisposable
         {
             listener.Stop();
         }
-        Assert.True(client.WaitForExit((int)ProcessTimeout.TotalMilliseconds), "openssl s_client did not exit\n" + log);
+        if (!client.WaitForExit((int)ProcessTimeout.TotalMilliseconds)) Assert.Fail("openssl s_client did not exit\n" + Snapshot(log));
         client.WaitForExit();
         string output;
         lock (log) output = log.ToString();
@@ -240,7 +246,7 @@ public sealed class OpenSslInteropTests : IDisposable
             try
             {
                 using Task<Socket> accept = listener.AcceptSocketAsync();
-                Assert.True(accept.Wait(TimeSpan.FromSeconds(10)), "openssl s_client did not connect\n" + log);
+                if (!accept.Wait(TimeSpan.FromSeconds(10))) Assert.Fail("openssl s_client did not connect\n" + Snapshot(log));
                 using Socket socket = accept.Result;
                 socket.ReceiveTimeout = 10000;
                 TlsHandshakeOptions so = TcpOptions(TlsEnginePair.ServerOptions(leaf, seed: 30 + round));
@@ -258,7 +264,7 @@ public sealed class OpenSslInteropTests : IDisposable
             {
                 listener.Stop();
             }
-            Assert.True(client.WaitForExit((int)ProcessTimeout.TotalMilliseconds), "openssl s_client did not exit\n" + log);
+            if (!client.WaitForExit((int)ProcessTimeout.TotalMilliseconds)) Assert.Fail("openssl s_client did not exit\n" + Snapshot(log));
             client.WaitForExit();
             string output;
             lock (log) output = log.ToString();
