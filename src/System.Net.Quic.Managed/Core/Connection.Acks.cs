@@ -120,6 +120,9 @@ internal sealed partial class Connection
                 case SentFrameKind.HandshakeDone:
                     _handshakeDonePending = true;
                     break;
+                case SentFrameKind.NewToken:
+                    OnNewTokenLost();
+                    break;
                 case SentFrameKind.PathChallenge:
                     OnPathChallengeLost();
                     break;

@@ -11,6 +11,8 @@ internal sealed partial class Connection
 {
     private void StartClient(long nowUs)
     {
+        // A token from an earlier connection's NEW_TOKEN goes in our Initials until a Retry replaces it (RFC 9000 §8.1.3).
+        if (_options.InitialToken is { Length: > 0 } token) _retryToken = token;
         // RFC 9000 §7.2: the client's first Destination Connection ID is random, at least 8 bytes.
         _originalDestinationId = ConnectionId.Create(_random, 8);
         _peerIds.SetInitial(_originalDestinationId);

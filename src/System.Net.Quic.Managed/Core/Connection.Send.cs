@@ -94,7 +94,7 @@ internal sealed partial class Connection
 
     private bool HasApplicationFramesToSend()
     {
-        if (_handshakeDonePending || _pathResponses.Count > 0 || _pathChallengePending || _rawFramesForTesting is not null) return true;
+        if (_handshakeDonePending || _pathResponses.Count > 0 || _pathChallengePending || _rawFramesForTesting is not null || _newTokenToSend is not null) return true;
         if (!_handshakeCompleted && !IsServer) return false; // a client sends 1-RTT data only once its handshake completed
         if (_streams.NeedsMaxData || _streams.HasSendableStreams || _keepAlivePending) return true;
         if (_streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams) return true;
@@ -239,6 +239,7 @@ internal sealed partial class Connection
             wrote = true;
         }
         wrote |= WritePathChallenge(ref writer, frames, nowUs);
+        wrote |= WriteNewToken(ref writer, frames);
         if (_streams.NeedsMaxData && writer.Remaining >= 9)
         {
             long max = _streams.CommitMaxData(nowUs, _recovery.Rtt.SmoothedRttUs);

@@ -45,6 +45,7 @@ internal sealed partial class Connection : IDisposable
     private ConnectionId _peerInitialSourceId;
     private ConnectionId? _retrySourceId;
     private byte[] _retryToken = Array.Empty<byte>();
+    private byte[]? _newTokenToSend;
     private bool _receivedServerPacket;
     private bool _handshakeCompleted;
     private bool _handshakeConfirmed;

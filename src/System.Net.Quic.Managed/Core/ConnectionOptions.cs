@@ -34,6 +34,9 @@ internal sealed class ConnectionOptions
 
     public IRandomSource Random { get; init; } = SecureRandomSource.Instance;
 
+    /// <summary>Client: a token the server gave in NEW_TOKEN on an earlier connection (RFC 9000 §8.1.3), sent in our Initials.</summary>
+    public byte[]? InitialToken { get; init; }
+
     /// <summary>Label for diagnostics (events, logs).</summary>
     public string Name { get; init; } = "connection";
 }

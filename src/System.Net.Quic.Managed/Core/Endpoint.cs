@@ -59,8 +59,11 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         return connection;
     }
 
+    private long _lastNowUs;
+
     public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs)
     {
+        _lastNowUs = nowUs;
         if (datagram.IsEmpty) return;
         Connection? connection = Route(datagram);
         if (QuicEventSource.Log.DatagramsEnabled)
@@ -143,6 +146,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         var clientSource = new ConnectionId(header.SourceConnectionId);
         ConnectionId originalDestination = clientDestination;
         ConnectionId? retrySource = null;
+        bool addressValidatedByToken = false;
         if (!header.Token.IsEmpty)
         {
             AddressTokenValidation validation = _tokens.Validate(header.Token, remote.ToEndPoint(), nowUs, out AddressTokenKind kind, out ConnectionId odcid, out ConnectionId rscid);
@@ -156,8 +160,14 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
                 DatagramsDropped++; // a bad Retry token: RFC 9000 §8.1.3 allows dropping it
                 return;
             }
+            else if (validation == AddressTokenValidation.Valid && kind == AddressTokenKind.NewToken)
+            {
+                // §8.1.3: a token from an earlier connection validates the address: no Retry round trip needed.
+                addressValidatedByToken = true;
+                NewTokensAccepted++;
+            }
         }
-        if (_options.RequireRetry && retrySource is null)
+        if (_options.RequireRetry && retrySource is null && !addressValidatedByToken)
         {
             SendRetry(header, clientDestination, clientSource, remote, nowUs);
             return;
@@ -169,6 +179,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             return;
         }
         Connection connection = Connection.CreateServer(options, handshake, remote, originalDestination, clientDestination, clientSource, retrySource, nowUs, _resetTokens);
+        if (addressValidatedByToken) connection.OnAddressValidatedByToken();
         connection.Receive(datagram, remote, nowUs);
         if (connection.Statistics.PacketsReceived == 0)
         {
@@ -300,6 +311,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
 
     public void OnTimeout(long nowUs)
     {
+        _lastNowUs = nowUs;
         for (int i = _connections.Count - 1; i >= 0; i--)
         {
             Connection connection = _connections[i];
@@ -312,8 +324,18 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         }
     }
 
+    /// <summary>Clients that came back with a valid NEW_TOKEN token (no Retry needed).</summary>
+    public int NewTokensAccepted { get; private set; }
+
     private void UpdateRoutes(Connection connection)
     {
+        // RFC 9000 §8.1.3: once the handshake is confirmed the server gives the client a token for its next connection.
+        if (_options.IsServer && connection.IsHandshakeConfirmed && !connection.NewTokenIssued && connection.Phase == ConnectionPhase.Open)
+        {
+            Span<byte> token = stackalloc byte[AddressValidationTokenCodec.MaxTokenLength];
+            int length = _tokens.WriteNewToken(token, connection.RemoteAddress.ToEndPoint(), _lastNowUs);
+            connection.QueueNewToken(token.Slice(0, length).ToArray());
+        }
         while (connection.LocalIds.TryDequeueRoutingChange(out ConnectionIdRoutingChange change))
         {
             if (change.Added) _routes[change.Id] = connection;

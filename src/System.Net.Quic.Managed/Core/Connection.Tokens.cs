@@ -1,0 +1,38 @@
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>Address-validation tokens carried in NEW_TOKEN (RFC 9000 §8.1.3, §19.7).</summary>
+internal sealed partial class Connection
+{
+    /// <summary>Server: a NEW_TOKEN token was queued for this connection (one per connection).</summary>
+    public bool NewTokenIssued { get; private set; }
+
+    /// <summary>Server: send <paramref name="token"/> in a NEW_TOKEN frame (repeated if lost).</summary>
+    public void QueueNewToken(byte[] token)
+    {
+        if (!IsServer) throw new InvalidOperationException("Only a server sends NEW_TOKEN (RFC 9000 §19.7).");
+        NewTokenIssued = true;
+        _newTokenToSend = token;
+    }
+
+    /// <summary>Server: the client's Initial carried a valid token from an earlier connection: its address is validated (§8.1.3).</summary>
+    public void OnAddressValidatedByToken() => _amplification.OnAddressValidated();
+
+    private bool WriteNewToken(ref QuicWriter writer, SentFrameList frames)
+    {
+        if (_newTokenToSend is null || writer.Remaining < 1 + 8 + _newTokenToSend.Length) return false;
+        new NewTokenFrame(_newTokenToSend).TryWrite(ref writer);
+        frames.Add(new SentFrame(SentFrameKind.NewToken, 0, 0, 0, false));
+        _pendingNewTokenInFlight = _newTokenToSend;
+        _newTokenToSend = null;
+        return true;
+    }
+
+    private byte[]? _pendingNewTokenInFlight;
+
+    private void OnNewTokenLost()
+    {
+        if (_pendingNewTokenInFlight is not null) _newTokenToSend ??= _pendingNewTokenInFlight;
+    }
+}
