@@ -152,6 +152,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     {
         if (_handshake.Task.IsCompleted) return; // cancelled before it started
         _core = _host.Endpoint.Connect(_pendingCoreOptions!, new TlsCryptoHandshake(false, _pendingTls!), _pendingRemote, nowUs);
+        QuicManagedDiagnostics.AttachTracer(_core, nowUs);
         _pendingCoreOptions = null;
         _pendingTls = null;
         _host.Add(this);
@@ -162,6 +163,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     {
         _core = core;
         _remoteEndPoint = core.RemoteAddress.ToEndPoint();
+        QuicManagedDiagnostics.AttachTracer(core, Io.MonotonicClock.NowUs);
     }
 
     /// <summary>Completes when the handshake completed (server side: the listener waits on it).</summary>

@@ -58,6 +58,7 @@ internal static class ManagedOptionsMapping
         {
             ServerName = string.IsNullOrEmpty(targetHost) ? null : targetHost,
             ApplicationProtocols = new List<SslApplicationProtocol>(o.ApplicationProtocols!),
+            KeyLog = QuicManagedDiagnostics.KeyLogSink,
             CertificateChainPolicy = o.CertificateChainPolicy,
             RemoteCertificateValidation = WrapValidation(o.RemoteCertificateValidationCallback, owner),
         };
@@ -91,6 +92,7 @@ internal static class ManagedOptionsMapping
         var tls = new TlsHandshakeOptions
         {
             ApplicationProtocols = new List<SslApplicationProtocol>(o.ApplicationProtocols is { Count: > 0 } own ? own : listenerProtocols),
+            KeyLog = QuicManagedDiagnostics.KeyLogSink,
             CertificateChainPolicy = o.CertificateChainPolicy,
             RemoteCertificateValidation = WrapValidation(o.RemoteCertificateValidationCallback, owner),
             RequestClientCertificate = o.ClientCertificateRequired,

@@ -17,6 +17,14 @@ public class PublicSurfaceTests
     private static readonly Dictionary<string, string> s_extensions = new()
     {
         ["method System.Net.Quic.Managed.QuicConnection.System.Net.Quic.Managed.QuicConnectionStatistics GetStatistics()"] = "connection counters (issue 5 extension): datagrams, bytes, packets, losses, RTT, cwnd",
+        ["type static class System.Net.Quic.Managed.QuicManagedDiagnostics : System.Object"] = "diagnostics switches of this implementation: key log file (opt-in) and qlog directory",
+        ["field System.Net.Quic.Managed.QuicManagedDiagnostics.System.String KeyLogSwitch"] = "name of the AppContext switch that opts in to SSLKEYLOGFILE",
+        ["property System.Net.Quic.Managed.QuicManagedDiagnostics.static System.String KeyLogFilePath {get;set;}"] = "opt-in key logging (NSS format)",
+        ["property System.Net.Quic.Managed.QuicManagedDiagnostics.static System.String QlogDirectory {get;set;}"] = "qlog output directory (defaults to QLOGDIR)",
+        ["method System.Net.Quic.Managed.QuicManagedDiagnostics.System.Boolean Equals(System.Object)"] = "reflection lists System.Object's members on the static class",
+        ["method System.Net.Quic.Managed.QuicManagedDiagnostics.System.Int32 GetHashCode()"] = "reflection lists System.Object's members on the static class",
+        ["method System.Net.Quic.Managed.QuicManagedDiagnostics.System.String ToString()"] = "reflection lists System.Object's members on the static class",
+        ["method System.Net.Quic.Managed.QuicManagedDiagnostics.System.Type GetType()"] = "reflection lists System.Object's members on the static class",
         ["type sealed class System.Net.Quic.Managed.QuicConnectionStatistics : System.Object"] = "the statistics snapshot returned by QuicConnection.GetStatistics",
         ["method System.Net.Quic.Managed.QuicConnectionStatistics.System.Boolean Equals(System.Object)"] = "inherited from object",
         ["method System.Net.Quic.Managed.QuicConnectionStatistics.System.Int32 GetHashCode()"] = "inherited from object",

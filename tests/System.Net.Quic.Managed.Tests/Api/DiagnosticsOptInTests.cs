@@ -1,0 +1,53 @@
+using System.Net.Quic.Managed;
+using System.Net.Quic.Managed.Tests.Diagnostics;
+
+namespace System.Net.Quic.Managed.Tests.Api;
+
+/// <summary>Key logging and qlog through the public API (process-wide switches: run apart from other telemetry tests).</summary>
+[Collection(nameof(TelemetryCollection))]
+public class DiagnosticsOptInTests
+{
+    [Fact]
+    public async Task KeyLogAndQlogAreWrittenWhenOptedIn()
+    {
+        string dir = Path.Combine(Path.GetTempPath(), "quic-diag-" + Guid.NewGuid().ToString("N"));
+        Directory.CreateDirectory(dir);
+        string keyLog = Path.Combine(dir, "keys.log");
+        string qlogDir = Path.Combine(dir, "qlog");
+        string? previousQlog = QuicManagedDiagnostics.QlogDirectory;
+        try
+        {
+            QuicManagedDiagnostics.KeyLogFilePath = keyLog;
+            QuicManagedDiagnostics.QlogDirectory = qlogDir;
+            await using (QuicListener listener = await QuicApiTestEnvironment.ListenAsync(QuicProviderKind.Managed, IPAddress.Loopback))
+            {
+                (QuicConnection client, QuicConnection server) = await QuicApiTestEnvironment.ConnectPairAsync(QuicProviderKind.Managed, listener);
+                await client.CloseAsync(0);
+                await client.DisposeAsync();
+                await server.DisposeAsync();
+            }
+
+            string[] lines = File.ReadAllLines(keyLog);
+            string[] labels = lines.Select(l => l.Split(' ')[0]).Distinct().Order().ToArray();
+            Assert.Equal(new[] { "CLIENT_HANDSHAKE_TRAFFIC_SECRET", "CLIENT_TRAFFIC_SECRET_0", "SERVER_HANDSHAKE_TRAFFIC_SECRET", "SERVER_TRAFFIC_SECRET_0" }, labels);
+            Assert.All(lines, l => Assert.Equal(64, l.Split(' ')[1].Length)); // the 32-byte client random
+
+            string[] files = Directory.GetFiles(qlogDir, "*.sqlog");
+            Assert.Contains(files, f => f.EndsWith("_client.sqlog", StringComparison.Ordinal));
+            Assert.Contains(files, f => f.EndsWith("_server.sqlog", StringComparison.Ordinal));
+            foreach (string file in files)
+            {
+                using var read = new FileStream(file, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+                var copy = new MemoryStream();
+                read.CopyTo(copy);
+                QlogTracerTests.AssertValidQlog(QlogTracerTests.ParseJsonSeq(copy.ToArray()), file.EndsWith("_server.sqlog", StringComparison.Ordinal) ? "server" : "client");
+            }
+        }
+        finally
+        {
+            QuicManagedDiagnostics.KeyLogFilePath = null;
+            QuicManagedDiagnostics.QlogDirectory = previousQlog;
+            try { Directory.Delete(dir, recursive: true); } catch (IOException) { }
+        }
+    }
+}
