@@ -23,12 +23,15 @@ internal static class InteropEndpointRunner
 
         if (config.KeyLogFile is not null)
         {
-            log.WriteLine($"SSLKEYLOGFILE={config.KeyLogFile} noted; the transport does not expose key logging yet.");
+            // The interop-runner contract: an endpoint given SSLKEYLOGFILE logs its secrets there (this program opts in).
+            System.Net.Quic.Managed.QuicManagedDiagnostics.KeyLogFilePath = config.KeyLogFile;
+            log.WriteLine($"key log: {config.KeyLogFile}");
         }
 
         if (config.QlogDirectory is not null)
         {
-            log.WriteLine($"QLOGDIR={config.QlogDirectory} noted; the transport does not write qlog yet.");
+            System.Net.Quic.Managed.QuicManagedDiagnostics.QlogDirectory = config.QlogDirectory;
+            log.WriteLine($"qlog: {config.QlogDirectory}");
         }
 
         return config.IsClient

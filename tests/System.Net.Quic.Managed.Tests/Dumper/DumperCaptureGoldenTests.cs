@@ -1,0 +1,31 @@
+using System.Runtime.CompilerServices;
+
+namespace System.Net.Quic.Managed.Tests.Dumper;
+
+/// <summary>
+/// Golden file on a real capture: our client (InteropEndpoint, h3) against ngtcp2's gtlsserver on loopback, recorded by
+/// tests/interop/run.sh (case handshake), decrypted with the key log the peer wrote. Every packet must decode, and the
+/// text must stay exactly as checked in (regenerate the .golden.txt deliberately when the output format changes).
+/// </summary>
+public sealed class DumperCaptureGoldenTests
+{
+    private static string CaptureDirectory([CallerFilePath] string path = "") => Path.Combine(Path.GetDirectoryName(path)!, "Captures");
+
+    [Fact]
+    public void OurClientAgainstNgtcp2HandshakeCaptureMatchesTheGoldenText()
+    {
+        string dir = CaptureDirectory();
+        string pcap = Path.Combine(dir, "ours-vs-ngtcp2-handshake.pcapng");
+        string keys = Path.Combine(dir, "ours-vs-ngtcp2-handshake.keys");
+        string expected = File.ReadAllText(Path.Combine(dir, "ours-vs-ngtcp2-handshake.golden.txt"));
+
+        string actual = DumperGoldenTests.Run("--pcap", pcap, "--keylog", keys);
+
+        Assert.DoesNotContain("no keys", actual);
+        Assert.DoesNotContain("decryption failed", actual);
+        Assert.Contains("TLS ClientHello", actual);
+        Assert.Contains("TLS ServerHello", actual);
+        Assert.Contains("HANDSHAKE_DONE", actual);
+        Assert.Equal(DumperGoldenTests.Normalize(expected), DumperGoldenTests.Normalize(actual));
+    }
+}
