@@ -20,6 +20,22 @@ public class QuicConformanceTests
 
     private static CancellationToken Timeout(int seconds = 20) => new CancellationTokenSource(TimeSpan.FromSeconds(seconds)).Token;
 
+    /// <summary>
+    /// The setup most tests share: skip when the provider is unavailable, listen, connect a client and accept it, run
+    /// <paramref name="body"/> with a bounded cancellation token, then dispose both connections and the listener.
+    /// </summary>
+    private static async Task WithConnectedPairAsync(string provider, Func<QuicConnection, QuicConnection, CancellationToken, Task> body)
+    {
+        QuicProviderKind kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            await body(client, server, Timeout());
+        }
+    }
+
     [SkippableTheory]
     [MemberData(nameof(Providers))]
     public async Task EchoOnOneStream(string provider)
@@ -259,13 +275,8 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task UnidirectionalStreamsBothDirections(string provider)
     {
-        QuicProviderKind kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
+        await WithConnectedPairAsync(provider, async (client, server, ct) =>
         {
-            CancellationToken ct = Timeout();
             foreach ((QuicConnection from, QuicConnection to) in new[] { (client, server), (server, client) })
             {
                 await using QuicStream outbound = await from.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
@@ -286,20 +297,15 @@ public class QuicConformanceTests
                 await inbound.ReadsClosed.WaitAsync(ct);
                 await outbound.WritesClosed.WaitAsync(ct); // FIN acknowledged
             }
-        }
+        });
     }
 
     [SkippableTheory]
     [MemberData(nameof(Providers))]
     public async Task ResetStreamSurfacesAsStreamAbortedWithCode(string provider)
     {
-        QuicProviderKind kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
+        await WithConnectedPairAsync(provider, async (client, server, ct) =>
         {
-            CancellationToken ct = Timeout();
             foreach ((QuicConnection from, QuicConnection to, long code) in new[] { (client, server, 42L), (server, client, 4242L) })
             {
                 await using QuicStream outbound = await from.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
@@ -316,20 +322,15 @@ public class QuicConformanceTests
                 QuicException local = await Assert.ThrowsAsync<QuicException>(async () => await outbound.WriteAsync(new byte[1], ct));
                 Assert.Equal(QuicError.OperationAborted, local.QuicError);
             }
-        }
+        });
     }
 
     [SkippableTheory]
     [MemberData(nameof(Providers))]
     public async Task StopSendingSurfacesAsStreamAbortedWithCode(string provider)
     {
-        QuicProviderKind kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
+        await WithConnectedPairAsync(provider, async (client, server, ct) =>
         {
-            CancellationToken ct = Timeout();
             foreach ((QuicConnection from, QuicConnection to, long code) in new[] { (client, server, 77L), (server, client, 7777L) })
             {
                 await using QuicStream outbound = await from.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
@@ -352,7 +353,7 @@ public class QuicConformanceTests
                 QuicException local = await Assert.ThrowsAsync<QuicException>(async () => _ = await inbound.ReadAsync(new byte[1], ct));
                 Assert.Equal(QuicError.OperationAborted, local.QuicError);
             }
-        }
+        });
     }
 
     [SkippableTheory]
@@ -498,13 +499,8 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task CloseAsyncReachesPeerAsConnectionAbortedWithCode(string provider)
     {
-        QuicProviderKind kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
+        await WithConnectedPairAsync(provider, async (client, server, ct) =>
         {
-            CancellationToken ct = Timeout();
             Task<QuicStream> accept = server.AcceptInboundStreamAsync(ct).AsTask();
             await client.CloseAsync(1234, ct);
             QuicException e = await Assert.ThrowsAsync<QuicException>(() => accept);
@@ -512,7 +508,7 @@ public class QuicConformanceTests
             Assert.Equal(1234, e.ApplicationErrorCode);
             QuicException local = await Assert.ThrowsAsync<QuicException>(async () => await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct));
             Assert.Equal(QuicError.OperationAborted, local.QuicError);
-        }
+        });
     }
 
     [SkippableTheory]
@@ -653,13 +649,8 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task SynchronousReadWriteAndReadTimeout(string provider)
     {
-        QuicProviderKind kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
+        await WithConnectedPairAsync(provider, async (client, server, ct) =>
         {
-            CancellationToken ct = Timeout();
             await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
             await Task.Run(() =>
             {
@@ -680,6 +671,6 @@ public class QuicConformanceTests
             IOException timeout = await Assert.ThrowsAsync<IOException>(() => Task.Run(() => inbound.ReadByte()));
             Assert.IsNotType<QuicException>(timeout);
             Assert.Throws<ArgumentOutOfRangeException>(() => inbound.ReadTimeout = 0);
-        }
+        });
     }
 }
