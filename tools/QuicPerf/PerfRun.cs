@@ -30,15 +30,6 @@ public sealed class PerfRun
             return 2;
         }
 
-        if (kind == PerfTransportKind.Managed
-            && Environment.GetEnvironmentVariable("QUIC_MANAGED_PROVIDER") is { Length: > 0 } forced
-            && !forced.Trim().Equals("managed", StringComparison.OrdinalIgnoreCase))
-        {
-            // The library's provider switch would route the "managed" run through msquic: refuse to mislabel it.
-            Console.Error.WriteLine($"QUIC_MANAGED_PROVIDER={forced} would make the managed provider use msquic; unset it (or use --provider msquic).");
-            return 1;
-        }
-
         using X509Certificate2 certificate = SelfSignedCertificate.Create(_options.RsaCertificate);
         var transportOptions = new PerfTransportOptions
         {

@@ -23,24 +23,36 @@ public sealed class QuicConnection : IAsyncDisposable
     }
 
     /// <summary>
-    /// True when the selected provider can run here: always for the managed transport; for the msquic provider
-    /// (QUIC_MANAGED_PROVIDER=msquic) only when libmsquic loads.
+    /// True when the process-default provider can run here: always for the managed transport; for the msquic
+    /// provider (AppContext switch <c>System.Net.Quic.Managed.Provider</c> or <c>DOTNET_SYSTEM_NET_QUIC_PROVIDER</c>
+    /// = msquic) only when libmsquic loads.
     /// </summary>
     public static bool IsSupported => QuicProviderSelection.IsSupported(QuicProviderSelection.Default);
 
-    /// <summary>Connects to a server. Options are validated synchronously before any async work.</summary>
+    /// <summary>Extension beyond System.Net.Quic: true when <paramref name="provider"/> can run here (the msquic provider needs libmsquic).</summary>
+    /// <param name="provider">The provider to ask about.</param>
+    public static bool IsProviderSupported(QuicProvider provider) => QuicProviderSelection.IsSupported(provider);
+
+    /// <summary>Connects to a server on the process-default provider. Options are validated synchronously before any async work.</summary>
     /// <param name="options">The client options.</param>
     /// <param name="cancellationToken">Cancels the connection attempt.</param>
     public static ValueTask<QuicConnection> ConnectAsync(QuicClientConnectionOptions options, CancellationToken cancellationToken = default)
         => ConnectAsync(options, QuicProviderSelection.Default, cancellationToken);
 
-    /// <summary>Connects on an explicit provider (tests run both providers in one process).</summary>
-    internal static ValueTask<QuicConnection> ConnectAsync(QuicClientConnectionOptions options, QuicProviderKind provider, CancellationToken cancellationToken)
+    /// <summary>
+    /// Extension beyond System.Net.Quic: connects on <paramref name="provider"/>, which wins over the AppContext switch
+    /// and the environment variable (one process can run both providers side by side).
+    /// </summary>
+    /// <param name="options">The client options, validated synchronously first.</param>
+    /// <param name="provider">The transport to run on.</param>
+    /// <param name="cancellationToken">Cancels the connection attempt.</param>
+    /// <exception cref="PlatformNotSupportedException"><paramref name="provider"/> cannot run here (msquic without libmsquic).</exception>
+    public static ValueTask<QuicConnection> ConnectAsync(QuicClientConnectionOptions options, QuicProvider provider, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(options);
         options.Validate(nameof(options));
-        if (!QuicProviderSelection.IsSupported(provider)) throw QuicProviderSelection.NotSupported(provider);
-        return provider == QuicProviderKind.MsQuic
+        QuicProviderSelection.ThrowIfNotUsable(provider, nameof(provider));
+        return provider == QuicProvider.MsQuic
             ? PlatformConnection.ConnectAsync(options, cancellationToken)
             : ManagedConnection.ConnectAsync(options, cancellationToken);
     }

@@ -19,9 +19,9 @@ public class DiagnosticsOptInTests
         {
             QuicManagedDiagnostics.KeyLogFilePath = keyLog;
             QuicManagedDiagnostics.QlogDirectory = qlogDir;
-            await using (QuicListener listener = await QuicApiTestEnvironment.ListenAsync(QuicProviderKind.Managed, IPAddress.Loopback))
+            await using (QuicListener listener = await QuicApiTestEnvironment.ListenAsync(QuicProvider.Managed, IPAddress.Loopback))
             {
-                (QuicConnection client, QuicConnection server) = await QuicApiTestEnvironment.ConnectPairAsync(QuicProviderKind.Managed, listener);
+                (QuicConnection client, QuicConnection server) = await QuicApiTestEnvironment.ConnectPairAsync(QuicProvider.Managed, listener);
                 await client.CloseAsync(0);
                 await client.DisposeAsync();
                 await server.DisposeAsync();

@@ -68,7 +68,7 @@ public class LossyRelayTests
     [InlineData(0.05, 2)]
     public async Task SmallExchangesCompleteThroughALossyRelay(double loss, int seed)
     {
-        await using QuicListener listener = await QuicApiTestEnvironment.ListenAsync(QuicProviderKind.Managed, IPAddress.Loopback);
+        await using QuicListener listener = await QuicApiTestEnvironment.ListenAsync(QuicProvider.Managed, IPAddress.Loopback);
         using var relay = new LossyUdpRelay(listener.LocalEndPoint, loss, seed);
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(120));
         QuicClientConnectionOptions options = QuicApiTestEnvironment.ClientOptions(relay.EndPoint);

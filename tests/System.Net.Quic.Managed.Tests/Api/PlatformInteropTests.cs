@@ -8,7 +8,7 @@ namespace System.Net.Quic.Managed.Tests.Api;
 /// <summary>Our managed transport against System.Net.Quic (msquic) in the same process, both roles.</summary>
 public class PlatformInteropTests
 {
-    private static void RequireMsQuic() => Skip.IfNot(QuicProviderSelection.IsSupported(QuicProviderKind.MsQuic), MsQuicSkipReason);
+    private static void RequireMsQuic() => Skip.IfNot(QuicProviderSelection.IsSupported(QuicProvider.MsQuic), MsQuicSkipReason);
 
     [SkippableFact]
     public async Task ManagedClientAgainstMsQuicServer()
@@ -38,7 +38,7 @@ public class PlatformInteropTests
             await s.WriteAsync(request, completeWrites: true, ct);
             await s.WritesClosed.WaitAsync(ct);
         });
-        await using QuicConnection client = await ConnectAsync(QuicProviderKind.Managed, ClientOptions(listener.LocalEndPoint), ct);
+        await using QuicConnection client = await ConnectAsync(QuicProvider.Managed, ClientOptions(listener.LocalEndPoint), ct);
         await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
         byte[] payload = RandomNumberGenerator.GetBytes(300_000);
         await stream.WriteAsync(payload, completeWrites: true, ct);
@@ -51,7 +51,7 @@ public class PlatformInteropTests
     {
         RequireMsQuic();
         CancellationToken ct = new CancellationTokenSource(TimeSpan.FromSeconds(20)).Token;
-        await using QuicListener listener = await ListenAsync(QuicProviderKind.Managed);
+        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
         Task echo = Task.Run(async () =>
         {
             await using QuicConnection server = await listener.AcceptConnectionAsync(ct);

@@ -40,6 +40,13 @@ public class PublicSurfaceTests
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 PacketsSent {get;}"] = "statistics counter",
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 StreamBytesRetransmitted {get;}"] = "statistics counter",
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.TimeSpan SmoothedRtt {get;}"] = "RFC 9002 §5.3 smoothed RTT",
+        ["type enum System.Net.Quic.Managed.QuicProvider : System.Enum"] = "per-instance provider choice (issue 5): one process runs both transports, as the benchmarks need",
+        ["enum System.Net.Quic.Managed.QuicProvider.Managed = 0"] = "this library's transport",
+        ["enum System.Net.Quic.Managed.QuicProvider.MsQuic = 1"] = "the platform's System.Net.Quic (libmsquic)",
+        ["method System.Net.Quic.Managed.QuicConnection.static System.Threading.Tasks.ValueTask<System.Net.Quic.Managed.QuicConnection> ConnectAsync(System.Net.Quic.Managed.QuicClientConnectionOptions, System.Net.Quic.Managed.QuicProvider, System.Threading.CancellationToken=)"] = "per-instance provider: wins over the AppContext switch and DOTNET_SYSTEM_NET_QUIC_PROVIDER",
+        ["method System.Net.Quic.Managed.QuicListener.static System.Threading.Tasks.ValueTask<System.Net.Quic.Managed.QuicListener> ListenAsync(System.Net.Quic.Managed.QuicListenerOptions, System.Net.Quic.Managed.QuicProvider, System.Threading.CancellationToken=)"] = "per-instance provider: wins over the AppContext switch and DOTNET_SYSTEM_NET_QUIC_PROVIDER",
+        ["method System.Net.Quic.Managed.QuicConnection.static System.Boolean IsProviderSupported(System.Net.Quic.Managed.QuicProvider)"] = "IsSupported for an explicit provider (msquic needs libmsquic)",
+        ["method System.Net.Quic.Managed.QuicListener.static System.Boolean IsProviderSupported(System.Net.Quic.Managed.QuicProvider)"] = "IsSupported for an explicit provider (msquic needs libmsquic)",
     };
 
     private readonly ITestOutputHelper _output;

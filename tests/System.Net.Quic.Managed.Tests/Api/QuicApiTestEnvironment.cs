@@ -14,12 +14,12 @@ internal static class QuicApiTestEnvironment
     /// <summary>A leaf for "localhost" issued by the in-process test root (not trusted by the system store).</summary>
     public static X509Certificate2 ServerCertificate => s_certificate.Value;
 
-    public static QuicProviderKind Parse(string provider) => provider == "msquic" ? QuicProviderKind.MsQuic : QuicProviderKind.Managed;
+    public static QuicProvider Parse(string provider) => provider == "msquic" ? QuicProvider.MsQuic : QuicProvider.Managed;
 
     /// <summary>Skips a test for a provider that cannot run here (the msquic provider without libmsquic).</summary>
-    public static QuicProviderKind Require(string provider)
+    public static QuicProvider Require(string provider)
     {
-        QuicProviderKind kind = Parse(provider);
+        QuicProvider kind = Parse(provider);
         Skip.IfNot(QuicProviderSelection.IsSupported(kind), MsQuicSkipReason);
         return kind;
     }
@@ -49,7 +49,7 @@ internal static class QuicApiTestEnvironment
         },
     };
 
-    public static Task<QuicListener> ListenAsync(QuicProviderKind provider, IPAddress? address = null, string alpn = "test", Action<QuicServerConnectionOptions>? configure = null)
+    public static Task<QuicListener> ListenAsync(QuicProvider provider, IPAddress? address = null, string alpn = "test", Action<QuicServerConnectionOptions>? configure = null)
         => QuicListener.ListenAsync(ListenerOptions(address ?? IPAddress.Loopback, alpn, configure), provider, CancellationToken.None).AsTask();
 
     /// <summary>Client options trusting the test root (through the chain policy, no callback).</summary>
@@ -69,11 +69,11 @@ internal static class QuicApiTestEnvironment
         },
     };
 
-    public static Task<QuicConnection> ConnectAsync(QuicProviderKind provider, QuicClientConnectionOptions options, CancellationToken cancellationToken = default)
+    public static Task<QuicConnection> ConnectAsync(QuicProvider provider, QuicClientConnectionOptions options, CancellationToken cancellationToken = default)
         => QuicConnection.ConnectAsync(options, provider, cancellationToken).AsTask();
 
     /// <summary>Connects a client to <paramref name="listener"/> and accepts it: both ends, handshake complete.</summary>
-    public static async Task<(QuicConnection Client, QuicConnection Server)> ConnectPairAsync(QuicProviderKind provider, QuicListener listener, QuicClientConnectionOptions? options = null)
+    public static async Task<(QuicConnection Client, QuicConnection Server)> ConnectPairAsync(QuicProvider provider, QuicListener listener, QuicClientConnectionOptions? options = null)
     {
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));
         Task<QuicConnection> connect = ConnectAsync(provider, options ?? ClientOptions(listener.LocalEndPoint), timeout.Token);

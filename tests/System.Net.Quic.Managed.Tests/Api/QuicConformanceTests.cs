@@ -26,7 +26,7 @@ public class QuicConformanceTests
     /// </summary>
     private static async Task WithConnectedPairAsync(string provider, Func<QuicConnection, QuicConnection, CancellationToken, Task> body)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         await using QuicListener listener = await ListenAsync(kind);
         var (client, server) = await ConnectPairAsync(kind, listener);
         await using (client)
@@ -40,7 +40,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task EchoOnOneStream(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         await using QuicListener listener = await ListenAsync(kind);
         var (client, server) = await ConnectPairAsync(kind, listener);
         await using (client)
@@ -78,7 +78,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task EchoOnIpv6Loopback(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         await using QuicListener listener = await ListenAsync(kind, IPAddress.IPv6Loopback);
         var (client, server) = await ConnectPairAsync(kind, listener);
         await using (client)
@@ -93,7 +93,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task DualStackListenerServesAnIpv4Client(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         await using QuicListener listener = await ListenAsync(kind, IPAddress.IPv6Any);
         var options = ClientOptions(new IPEndPoint(IPAddress.Loopback, listener.LocalEndPoint.Port));
         var (client, server) = await ConnectPairAsync(kind, listener, options);
@@ -109,8 +109,8 @@ public class QuicConformanceTests
     [Fact]
     public async Task StatisticsExtensionCountsTheTraffic()
     {
-        await using QuicListener listener = await ListenAsync(QuicProviderKind.Managed);
-        var (client, server) = await ConnectPairAsync(QuicProviderKind.Managed, listener);
+        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
+        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
         await using (client)
         await using (server)
         {
@@ -131,9 +131,9 @@ public class QuicConformanceTests
     [Fact]
     public async Task DisposalReleasesThreadsAndSockets()
     {
-        QuicListener listener = await ListenAsync(QuicProviderKind.Managed);
+        QuicListener listener = await ListenAsync(QuicProvider.Managed);
         ManagedDriverHost listenerHost = ((ManagedListener)listener.Impl).Host;
-        var (client, server) = await ConnectPairAsync(QuicProviderKind.Managed, listener);
+        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
         ManagedDriverHost clientHost = ((ManagedConnection)client.Impl).Host;
         Assert.True(clientHost.Driver.IsRunning && listenerHost.Driver.IsRunning);
 
@@ -155,7 +155,7 @@ public class QuicConformanceTests
         var options = ClientOptions(new IPEndPoint(IPAddress.Loopback, rebind.LocalEndPoint is IPEndPoint e ? e.Port : 0));
         options.HandshakeTimeout = TimeSpan.FromSeconds(1);
         int before = System.Diagnostics.Process.GetCurrentProcess().Threads.Count;
-        await Assert.ThrowsAsync<QuicException>(() => ConnectAsync(QuicProviderKind.Managed, options, Timeout()));
+        await Assert.ThrowsAsync<QuicException>(() => ConnectAsync(QuicProvider.Managed, options, Timeout()));
         _output.WriteLine($"threads before/after a failed connect: {before}/{System.Diagnostics.Process.GetCurrentProcess().Threads.Count}");
     }
 
@@ -178,7 +178,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task EchoOnHundredConcurrentStreams(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         await using QuicListener listener = await ListenAsync(kind);
         var (client, server) = await ConnectPairAsync(kind, listener);
         await using (client)
@@ -221,7 +221,7 @@ public class QuicConformanceTests
     }
 
     /// <summary>Sends <paramref name="megabytes"/> MB client to server and checks the SHA-256 on arrival.</summary>
-    private async Task TransferAsync(QuicProviderKind kind, int megabytes)
+    private async Task TransferAsync(QuicProvider kind, int megabytes)
     {
         await using QuicListener listener = await ListenAsync(kind);
         var (client, server) = await ConnectPairAsync(kind, listener);
@@ -360,14 +360,14 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task AlpnMismatchFailsWithAuthenticationException(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         await using QuicListener listener = await ListenAsync(kind, alpn: "h3");
         var options = ClientOptions(listener.LocalEndPoint, alpn: "hq-interop");
         var watch = Stopwatch.StartNew();
         var e = await Assert.ThrowsAsync<AuthenticationException>(() => ConnectAsync(kind, options, Timeout()));
         _output.WriteLine(e.ToString());
         Assert.True(watch.Elapsed < TimeSpan.FromSeconds(5), "a TLS failure ends the attempt without waiting for a timeout");
-        if (kind == QuicProviderKind.Managed)
+        if (kind == QuicProvider.Managed)
         {
             QuicException inner = Assert.IsType<QuicException>(e.InnerException);
             Assert.Equal(QuicError.TransportError, inner.QuicError);
@@ -379,7 +379,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task UntrustedCertificateIsRejectedThenAcceptedByCallback(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         await using QuicListener listener = await ListenAsync(kind);
         var rejected = ClientOptions(listener.LocalEndPoint, trustTestRoot: false);
         var e = await Assert.ThrowsAsync<AuthenticationException>(() => ConnectAsync(kind, rejected, Timeout()));
@@ -408,7 +408,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task ConnectingWhereNothingListensFailsWithinHandshakeTimeout(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         // A port that was just free: bind and release it.
         int port;
         using (var probe = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp))
@@ -424,7 +424,7 @@ public class QuicConformanceTests
         _output.WriteLine($"{e.QuicError} after {watch.ElapsedMilliseconds} ms: {e.Message}");
         Assert.Contains(e.QuicError, new[] { QuicError.ConnectionRefused, QuicError.ConnectionTimeout });
         Assert.True(watch.Elapsed < TimeSpan.FromSeconds(3.5), $"took {watch.Elapsed}");
-        if (kind == QuicProviderKind.Managed && OperatingSystem.IsLinux())
+        if (kind == QuicProvider.Managed && OperatingSystem.IsLinux())
         {
             Assert.Equal(QuicError.ConnectionRefused, e.QuicError); // the connected socket sees the ICMP port unreachable
         }
@@ -440,7 +440,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public Task TwentyConcurrentConnectionsToOneListener(string provider) => ConcurrentConnectionsAsync(Require(provider), 20);
 
-    private async Task ConcurrentConnectionsAsync(QuicProviderKind kind, int connections)
+    private async Task ConcurrentConnectionsAsync(QuicProvider kind, int connections)
     {
         // Generous timeouts: on a loaded machine the first connections wait idle while the last ones handshake.
         await using QuicListener listener = await ListenAsync(kind, configure: o => o.IdleTimeout = TimeSpan.FromMinutes(5));
@@ -515,7 +515,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task DisposeClosesWithDefaultCloseErrorCode(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         await using QuicListener listener = await ListenAsync(kind);
         var (client, server) = await ConnectPairAsync(kind, listener);
         await using (client)
@@ -543,7 +543,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task DisposalInEveryState(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         CancellationToken ct = Timeout();
         QuicListener listener = await ListenAsync(kind);
 
@@ -587,7 +587,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task CancellationOfAcceptAndRead(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         await using QuicListener listener = await ListenAsync(kind);
         using (var cts = new CancellationTokenSource(TimeSpan.FromMilliseconds(100)))
         {
@@ -630,7 +630,7 @@ public class QuicConformanceTests
     [MemberData(nameof(Providers))]
     public async Task IdleTimeoutEndsConnectionAsConnectionIdle(string provider)
     {
-        QuicProviderKind kind = Require(provider);
+        QuicProvider kind = Require(provider);
         await using QuicListener listener = await ListenAsync(kind, configure: o => o.IdleTimeout = TimeSpan.FromSeconds(1));
         var options = ClientOptions(listener.LocalEndPoint);
         options.IdleTimeout = TimeSpan.FromSeconds(1);

@@ -4,7 +4,8 @@ using System.Net.Quic.Managed;
 
 namespace QuicManaged.Tools.QuicPerf.Transport;
 
-/// <summary>Server and clients on this repository's QUIC through its public API.</summary>
+/// <summary>Server and clients on this repository's QUIC through its public API, pinned to the managed provider
+/// (per instance, so DOTNET_SYSTEM_NET_QUIC_PROVIDER or the AppContext switch cannot relabel a run).</summary>
 public sealed class ManagedQuicTransport : PerfTransport
 {
     private readonly CancellationTokenSource _stop = new();
@@ -28,7 +29,7 @@ public sealed class ManagedQuicTransport : PerfTransport
             ApplicationProtocols = new List<System.Net.Security.SslApplicationProtocol> { PerfTransportOptions.Alpn },
             ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(CreateServerOptions()),
         };
-        _listener = await QuicListener.ListenAsync(listenerOptions, cancellationToken).ConfigureAwait(false);
+        _listener = await QuicListener.ListenAsync(listenerOptions, QuicProvider.Managed, cancellationToken).ConfigureAwait(false);
         _acceptLoop = AcceptLoopAsync(_listener, _stop.Token);
     }
 
@@ -107,7 +108,7 @@ public sealed class ManagedQuicTransport : PerfTransport
                 UnidirectionalStream = _options.StreamReceiveWindow,
             },
         };
-        QuicConnection connection = await QuicConnection.ConnectAsync(options, cancellationToken).ConfigureAwait(false);
+        QuicConnection connection = await QuicConnection.ConnectAsync(options, QuicProvider.Managed, cancellationToken).ConfigureAwait(false);
         return new ManagedQuicClientConnection(connection);
     }
 

@@ -34,12 +34,12 @@ public abstract class PerfTransport : IAsyncDisposable
         switch (kind)
         {
             case PerfTransportKind.Managed:
-                if (System.Net.Quic.Managed.QuicListener.IsSupported && System.Net.Quic.Managed.QuicConnection.IsSupported)
+                if (System.Net.Quic.Managed.QuicConnection.IsProviderSupported(System.Net.Quic.Managed.QuicProvider.Managed))
                 {
                     reason = "";
                     return true;
                 }
-                reason = "System.Net.Quic.Managed.QuicListener/QuicConnection.IsSupported is false: the public API of this build is not wired to the transport yet.";
+                reason = "System.Net.Quic.Managed.QuicConnection.IsProviderSupported(QuicProvider.Managed) is false.";
                 return false;
             case PerfTransportKind.MsQuic:
                 return MsQuicTransport.IsAvailable(out reason);
