@@ -14,9 +14,9 @@ namespace System.Net.Quic.Managed;
 /// A public <see cref="QuicListener"/> over a server <see cref="Endpoint"/>. It is the endpoint's connection factory:
 /// when a client's first Initial arrives (driver thread), it calls the app's ConnectionOptionsCallback.
 /// <para>
-/// The callback runs before the ClientHello is parsed, so its <see cref="SslClientHelloInfo"/> carries an empty
-/// ServerName; per-SNI certificates still work through ServerCertificateSelectionCallback, which the TLS engine calls
-/// with the real SNI. A callback that completes synchronously (the usual ValueTask.FromResult) is used at once; one
+/// The callback runs before the TLS engine exists; its <see cref="SslClientHelloInfo"/> carries the SNI read from the
+/// first datagram by <see cref="ClientHelloPeek"/> (empty when the client sent none, or when its ClientHello spans more
+/// than one datagram; ServerCertificateSelectionCallback always sees the real SNI). A callback that completes synchronously (the usual ValueTask.FromResult) is used at once; one
 /// that completes later is remembered for the client's address and used when the client retransmits its Initial
 /// (RFC 9002 §6.2: within one PTO), so asynchronous callbacks cost one retransmission but never block the I/O thread.
 /// </para>
@@ -98,7 +98,7 @@ internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFacto
             ValueTask<QuicServerConnectionOptions> pending;
             try
             {
-                pending = _options.ConnectionOptionsCallback(owner, new SslClientHelloInfo(string.Empty, SslProtocols.Tls13), CancellationToken.None);
+                pending = _options.ConnectionOptionsCallback(owner, new SslClientHelloInfo(request.ServerName ?? string.Empty, SslProtocols.Tls13), CancellationToken.None);
             }
             catch
             {

@@ -173,7 +173,10 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             return;
         }
 
-        if (!_factory!.TryCreate(new IncomingConnectionRequest(remote, version), out ConnectionOptions options, out ICryptoHandshake handshake))
+        // The factory may choose options by server name (a listener's options callback gets the SNI): read it from a
+        // copy of the datagram; the connection below opens the original.
+        string? serverName = ClientHelloPeek.TryReadServerName(datagram);
+        if (!_factory!.TryCreate(new IncomingConnectionRequest(remote, version, serverName), out ConnectionOptions options, out ICryptoHandshake handshake))
         {
             DatagramsDropped++;
             return;
