@@ -27,6 +27,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     private readonly Dictionary<long, ManagedStream> _streams = new();
     private readonly Queue<OpenStreamRequest> _pendingOpens = new();
     private readonly List<TaskCompletionSource> _closeWaiters = new();
+    private readonly TaskCompletionSource _lifetime = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     // Driver thread only.
     private Connection? _core;
@@ -322,6 +323,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         if (_ended) return;
         TakeStatistics();
         _ended = true;
+        _lifetime.TrySetResult();
         _endException = exception;
         if (!_handshake.Task.IsCompleted && _handshake.TrySetException(handshakeException ?? exception)) _ = _handshake.Task.Exception;
         _inbound.Writer.TryComplete(exception);
@@ -332,6 +334,9 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     }
 
     public void RemoveStream(long id) => _streams.Remove(id);
+
+    /// <summary>Completes when the connection ended (closed, lost or timed out) or the app disposed it: a stream's disposal waits no longer.</summary>
+    public Task Lifetime => _lifetime.Task;
 
     public override ValueTask<QuicStream> OpenOutboundStreamAsync(QuicStreamType type, CancellationToken cancellationToken)
     {
@@ -429,6 +434,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     public override async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
+        _lifetime.TrySetResult();
         if (!_host.IsDisposed)
         {
             long code = _options.DefaultCloseErrorCode < 0 ? 0 : _options.DefaultCloseErrorCode;

@@ -262,6 +262,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         TryCompleteWrite();
         CheckStopSending();
         if (_finWritten && !_writesClosed.Task.IsCompleted && Core.IsStreamWriteComplete(Id)) _writesClosed.TrySetResult();
+        RemoveIfDone();
     }
 
     public void PostCancel(StreamReadRequest request)
@@ -361,16 +362,29 @@ internal sealed class ManagedStream : QuicStreamImpl
         DisposeOnDriver();
     }
 
-    public override ValueTask DisposeAsync()
+    /// <summary>
+    /// As System.Net.Quic's QuicStream.DisposeAsync: aborts a read side not yet finished (STOP_SENDING with
+    /// DefaultStreamErrorCode), completes a write side not yet completed (FIN), then waits until the write side is
+    /// closed: everything written, FIN included, acknowledged by the peer (RFC 9000 §3.1 "Data Recvd"), or aborted by
+    /// STOP_SENDING. The wait is bounded by the connection's life: it ends when the connection closes or is disposed.
+    /// Never throws. (A write still pending at disposal is reset rather than finished: its caller is mid-call.)
+    /// </summary>
+    public override async ValueTask DisposeAsync()
     {
-        if (Interlocked.Exchange(ref _disposed, 1) != 0) return ValueTask.CompletedTask;
-        if (!_connection.Host.IsDisposed) Post(static (state, _) => ((ManagedStream)state).DisposeOnDriver());
-        return ValueTask.CompletedTask;
+        if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
+        if (_connection.Host.IsDisposed) return;
+        Post(static (state, _) => ((ManagedStream)state).DisposeOnDriver());
+        Task writesClosed = _writesClosed.Task;
+        if (!writesClosed.IsCompleted)
+        {
+            await Task.WhenAny(writesClosed, _connection.Lifetime).ConfigureAwait(false);
+        }
     }
 
     /// <summary>
-    /// Driver thread. As System.Net.Quic: an unfinished read side is aborted with DefaultStreamErrorCode
-    /// (STOP_SENDING); an unfinished write side is completed gracefully (FIN), or reset when a write is still pending.
+    /// Driver thread: an unfinished read side is aborted with DefaultStreamErrorCode (STOP_SENDING); an unfinished
+    /// write side is completed gracefully (FIN), or reset when a write is still pending. The stream stays registered
+    /// with the connection until its write side closes, so acknowledgments (and the connection's end) still reach it.
     /// </summary>
     private void DisposeOnDriver()
     {
@@ -393,7 +407,14 @@ internal sealed class ManagedStream : QuicStreamImpl
         FailWrite(disposed);
         Fault(_readsClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
         if (!_finWritten) Fault(_writesClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
-        _connection.RemoveStream(Id);
+        else if (!_ended) OnWritable(); // the FIN may be acknowledged already (or STOP_SENDING arrived)
+        RemoveIfDone();
+    }
+
+    /// <summary>Driver thread: a disposed stream leaves the connection's table once its write side is closed.</summary>
+    private void RemoveIfDone()
+    {
+        if (Volatile.Read(ref _disposed) != 0 && _writesClosed.Task.IsCompleted) _connection.RemoveStream(Id);
     }
 
     public override string ToString() => $"QuicStream {Id} ({Type})";
