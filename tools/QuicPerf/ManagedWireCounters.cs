@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Reflection;
 
 namespace QuicManaged.Tools.QuicPerf;
@@ -9,6 +10,8 @@ namespace QuicManaged.Tools.QuicPerf;
 /// </summary>
 public sealed class ManagedWireCounters
 {
+    private const DynamicallyAccessedMemberTypes Properties = DynamicallyAccessedMemberTypes.PublicProperties | DynamicallyAccessedMemberTypes.NonPublicProperties;
+
     private readonly Func<long>? _datagramsSent;
     private readonly Func<long>? _bytesSent;
     private readonly Func<long>? _packetsLost;
@@ -17,8 +20,8 @@ public sealed class ManagedWireCounters
 
     public ManagedWireCounters()
     {
-        Type? counters = typeof(System.Net.Quic.Managed.QuicConnection).Assembly
-            .GetType("System.Net.Quic.Managed.Diagnostics.QuicTelemetryCounters");
+        // A literal assembly-qualified name: the trimmer (PublishTrimmed) sees it and keeps the type and its properties.
+        Type? counters = Type.GetType("System.Net.Quic.Managed.Diagnostics.QuicTelemetryCounters, System.Net.Quic.Managed");
         _datagramsSent = Getter(counters, "DatagramsSent");
         _bytesSent = Getter(counters, "BytesSent");
         _packetsLost = Getter(counters, "PacketsLost");
@@ -36,13 +39,13 @@ public sealed class ManagedWireCounters
     public (double RttMs, double CongestionWindow)? ReadPath()
         => _rttMs is null || _cwnd is null ? null : (_rttMs(), _cwnd());
 
-    private static Func<double>? DoubleGetter(Type? type, string property)
+    private static Func<double>? DoubleGetter([DynamicallyAccessedMembers(Properties)] Type? type, string property)
     {
         MethodInfo? getter = type?.GetProperty(property, BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.Static)?.GetMethod;
         return getter is null || getter.ReturnType != typeof(double) ? null : getter.CreateDelegate<Func<double>>();
     }
 
-    private static Func<long>? Getter(Type? type, string property)
+    private static Func<long>? Getter([DynamicallyAccessedMembers(Properties)] Type? type, string property)
     {
         MethodInfo? getter = type?.GetProperty(property, BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.Static)?.GetMethod;
         return getter is null || getter.ReturnType != typeof(long) ? null : getter.CreateDelegate<Func<long>>();
