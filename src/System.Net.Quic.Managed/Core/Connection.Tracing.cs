@@ -53,7 +53,8 @@ internal sealed partial class Connection
         if (!QuicEventSource.Log.SecretsEnabled || _tls.KeyLogClientRandom is not { } clientRandom) return;
         // HandshakeSecret says send/receive; NSS labels say client/server (RFC 8446 §7.1 names).
         bool clientSecret = secret.ForSending != IsServer;
-        QuicEventSource.Log.Secret(EventConnectionId, NssKeyLog.Label(secret.Level, clientSecret), clientRandom, secret.Secret);
+        // Copies: an in-process EventListener receives the arrays themselves, and installing the keys wipes the secret.
+        QuicEventSource.Log.Secret(EventConnectionId, NssKeyLog.Label(secret.Level, clientSecret), clientRandom.AsSpan().ToArray(), secret.Secret.AsSpan().ToArray());
     }
 
     private static string QlogPacketType(PacketNumberSpace space) => space switch
