@@ -30,7 +30,7 @@ internal sealed partial class Connection
     private void OnHandshakeFailed()
     {
         QuicTelemetryCounters.HandshakeFailed();
-        if (!QuicEventSource.Log.InformationalEnabled) return;
+        if (!QuicEventSource.Log.WarningsEnabled) return;
         QuicEventSource.Log.HandshakeFailed(EventConnectionId, Error is null ? 0 : (long)Error.Code, Error?.Reason ?? Error?.Source.ToString() ?? "");
     }
 

@@ -47,6 +47,9 @@ internal sealed class QuicEventSource : EventSource
     /// <summary>True when someone listens to the informational connection and stream events.</summary>
     public bool InformationalEnabled => IsEnabled(EventLevel.Informational, EventKeywords.None);
 
+    /// <summary>True when someone listens at Warning level or above (HandshakeFailed is a warning).</summary>
+    public bool WarningsEnabled => IsEnabled(EventLevel.Warning, EventKeywords.None);
+
     /// <summary>
     /// True when someone asked for <see cref="Keywords.Secrets"/>. The caller still raises <see cref="Secret"/> only
     /// for connections whose application opted in to key logging: a listener alone never exports secrets.

@@ -141,8 +141,10 @@ public class ConnectionEventsTests
     [Fact]
     public async Task FailedHandshakeRaisesHandshakeFailedAndCountsIt()
     {
-        using var listener = new RecordingEventListener(EventLevel.Informational, QuicEventSource.Keywords.Datagrams);
+        // Warning level: HandshakeFailed is a warning and must reach a listener that wants nothing less severe.
+        using var listener = new RecordingEventListener(EventLevel.Warning, QuicEventSource.Keywords.Datagrams);
         long failuresBefore = QuicTelemetryCounters.HandshakeFailures;
+        long completedBefore = QuicTelemetryCounters.HandshakesCompleted;
         await using QuicListener quicListener = await QuicApiTestEnvironment.ListenAsync(QuicProviderKind.Managed, IPAddress.Loopback);
         // The server speaks "test" only: RFC 9001 §8.1 says a server with no common ALPN fails the handshake with
         // the no_application_protocol alert, i.e. CRYPTO_ERROR 0x100 + 120 (RFC 9001 §4.8).
@@ -154,7 +156,8 @@ public class ConnectionEventsTests
         EventWrittenEventArgs[] failed = listener.Named("HandshakeFailed");
         Assert.All(failed, e => Assert.Equal(0x100L + 120, e.Payload![1]));
         Assert.Contains(failed, e => ((string)e.Payload![2]!).Length > 0);
-        Assert.Empty(listener.Named("HandshakeCompleted"));
+        Assert.Empty(listener.Named("HandshakeCompleted")); // informational: not sent to a Warning listener
+        Assert.Equal(completedBefore, QuicTelemetryCounters.HandshakesCompleted);
         Assert.True(QuicTelemetryCounters.HandshakeFailures >= failuresBefore + 2);
     }
 
