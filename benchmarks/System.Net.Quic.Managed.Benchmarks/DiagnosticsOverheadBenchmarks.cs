@@ -30,6 +30,17 @@ public class DiagnosticsOverheadBenchmarks
         return _datagram.Length;
     }
 
+    /// <summary>What a stream open or close does when nobody listens (Connection.TraceStreamOpened/Closed guard).</summary>
+    [Benchmark]
+    public int StreamEventWithoutListener()
+    {
+        if (QuicEventSource.Log.InformationalEnabled)
+        {
+            QuicEventSource.Log.StreamOpened("c", 4, locallyInitiated: true);
+        }
+        return _datagram.Length;
+    }
+
     /// <summary>The always-on counters behind EventCounters and the Meter (two interlocked adds per datagram).</summary>
     [Benchmark]
     public int CountersPerDatagram()

@@ -18,7 +18,8 @@ internal sealed class DumperArguments
         options:
           --binary           --file holds raw bytes instead of hex
           --seconds N        --pid: stop after N seconds (default 10)
-          --counters         --pid: print the EventCounters (like dotnet-counters monitor) instead of datagrams
+          --counters         --pid or --nettrace: print the counters (EventCounters and Meter instruments, like
+                             dotnet-counters monitor) instead of datagrams
           --port N           pcap: only UDP datagrams from or to port N
           --keylog PATH      NSS key log (SSLKEYLOGFILE) to decrypt Handshake and 1-RTT packets
           --odcid HEX        the client's original Destination Connection ID (server Initials without the client's)
@@ -214,9 +215,9 @@ internal sealed class DumperArguments
             return false;
         }
 
-        if (parsed.Counters && parsed.ProcessId == null)
+        if (parsed.Counters && parsed.ProcessId == null && parsed.NetTracePath == null)
         {
-            error = "--counters applies to --pid only";
+            error = "--counters applies to --pid and --nettrace only";
             return false;
         }
 

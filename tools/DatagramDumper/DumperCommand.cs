@@ -62,6 +62,7 @@ internal static class DumperCommand
                 return InputError;
             }
 
+            if (parsed.Counters) return CounterMonitor.RunFile(parsed.NetTracePath, output, error);
             source = EventPipeDatagramSource.FromFile(parsed.NetTracePath);
         }
         else if (parsed.ProcessId is int counterPid && parsed.Counters)

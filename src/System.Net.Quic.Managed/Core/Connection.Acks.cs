@@ -155,6 +155,7 @@ internal sealed partial class Connection
 
     private void ReleaseIfClosed(TransportStream stream)
     {
-        if (stream.IsClosed) _streams.TryRelease(stream);
+        // RFC 9000 §3.3: both parts terminal. TryRelease answers true once, so StreamClosed is raised once per stream.
+        if (stream.IsClosed && _streams.TryRelease(stream)) TraceStreamClosed(stream.Id);
     }
 }

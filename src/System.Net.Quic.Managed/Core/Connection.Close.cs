@@ -18,7 +18,7 @@ internal sealed partial class Connection
     {
         if (_close.Phase != ConnectionPhase.Open) return;
         Error = ConnectionError.Transport(code, reason, byPeer: false, frameType);
-        if (!_handshakeCompleted) QuicTelemetryCounters.HandshakeFailed();
+        if (!_handshakeCompleted) OnHandshakeFailed();
         EnterClosing(nowUs);
     }
 
@@ -36,7 +36,7 @@ internal sealed partial class Connection
         if (_close.Phase is ConnectionPhase.Draining or ConnectionPhase.Closed) return;
         bool wasOpen = _close.Phase == ConnectionPhase.Open;
         Error ??= error;
-        if (wasOpen && !_handshakeCompleted) QuicTelemetryCounters.HandshakeFailed();
+        if (wasOpen && !_handshakeCompleted) OnHandshakeFailed();
         _close.EnterDraining(nowUs, _recovery.PtoDurationUs);
         if (wasOpen)
         {
@@ -48,8 +48,8 @@ internal sealed partial class Connection
     private void LogClosed(bool byPeer)
     {
         if (Error is not null) _tracer?.ConnectionClosed(_lastEventUs, byPeer, Error.Source == ConnectionErrorSource.Application, Error.Code, Error.Reason);
-        if (!QuicEventSource.Log.IsEnabled() || Error is null) return;
-        QuicEventSource.Log.ConnectionClosed(_options.Name, (long)Error.Code, Error.Source == ConnectionErrorSource.Application, byPeer, Error.Reason ?? "");
+        if (!QuicEventSource.Log.InformationalEnabled || Error is null) return;
+        QuicEventSource.Log.ConnectionClosed(EventConnectionId, (long)Error.Code, Error.Source == ConnectionErrorSource.Application, byPeer, Error.Reason ?? "");
     }
 
     private void ReportPathSample()

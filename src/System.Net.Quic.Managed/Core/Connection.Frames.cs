@@ -267,13 +267,13 @@ internal sealed partial class Connection
 
     private void OnStreamDataArrived(long streamId)
     {
-        while (_streams.TryAcceptIncomingStream(out TransportStream? incoming)) Emit(ConnectionEventKind.StreamOpened, incoming.Id);
+        AcceptIncomingStreams();
         Emit(ConnectionEventKind.StreamReadable, streamId);
     }
 
     private void OnStreamSendSideChanged(long streamId)
     {
-        while (_streams.TryAcceptIncomingStream(out TransportStream? incoming)) Emit(ConnectionEventKind.StreamOpened, incoming.Id);
+        AcceptIncomingStreams();
         if (_streams.TryGetStream(streamId, out TransportStream? stream)) _streams.RefreshSendable(stream);
         Emit(ConnectionEventKind.StreamWritable, streamId);
     }

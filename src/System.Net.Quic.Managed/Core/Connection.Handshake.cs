@@ -58,7 +58,11 @@ internal sealed partial class Connection
     /// <summary>Moves what the TLS engine produced into the connection: secrets become keys, messages become CRYPTO data.</summary>
     private void DrainHandshake(long nowUs)
     {
-        while (_tls.TryTakeSecret(out HandshakeSecret secret)) InstallSecret(secret, nowUs);
+        while (_tls.TryTakeSecret(out HandshakeSecret secret))
+        {
+            TraceSecret(secret);
+            InstallSecret(secret, nowUs);
+        }
         while (_tls.TryTakeOutgoing(out EncryptionLevel level, out byte[] data))
         {
             PacketSpaceState space = SpaceFor(level);
@@ -169,9 +173,9 @@ internal sealed partial class Connection
         _handshakeCompleted = true;
         _handshakeDeadlineUs = long.MaxValue;
         QuicTelemetryCounters.HandshakeCompleted();
-        if (QuicEventSource.Log.IsEnabled())
+        if (QuicEventSource.Log.InformationalEnabled)
         {
-            QuicEventSource.Log.HandshakeCompleted(_options.Name, Version, _tls.NegotiatedApplicationProtocol.ToString(),
+            QuicEventSource.Log.HandshakeCompleted(EventConnectionId, Version, _tls.NegotiatedApplicationProtocol.ToString(),
                 _tls.NegotiatedCipherSuite.ToString(), (nowUs - _startTimeUs) / 1000.0);
         }
         if (IsServer)

@@ -12,7 +12,18 @@ internal sealed partial class Connection
         if (!_handshakeCompleted || _close.Phase != ConnectionPhase.Open) return false;
         if (!_streams.TryOpenLocalStream(unidirectional, out TransportStream? stream)) return false;
         streamId = stream.Id;
+        TraceStreamOpened(streamId, locallyInitiated: true);
         return true;
+    }
+
+    /// <summary>Hands every stream the peer opened since the last call to the application (StreamOpened events).</summary>
+    private void AcceptIncomingStreams()
+    {
+        while (_streams.TryAcceptIncomingStream(out TransportStream? incoming))
+        {
+            TraceStreamOpened(incoming.Id, locallyInitiated: false);
+            Emit(ConnectionEventKind.StreamOpened, incoming.Id);
+        }
     }
 
     /// <summary>Queues data (and optionally FIN) on a stream; returns the bytes accepted (limited by the send buffer).</summary>

@@ -56,7 +56,7 @@ internal sealed partial class Connection
             // RFC 9000 §10.1: the connection is silently closed and its state discarded.
             Error ??= new ConnectionError(ConnectionErrorSource.IdleTimeout, 0, false, "idle timeout");
             _close.CloseSilently();
-            if (!_handshakeCompleted) Diagnostics.QuicTelemetryCounters.HandshakeFailed();
+            if (!_handshakeCompleted) OnHandshakeFailed();
             Emit(ConnectionEventKind.Closed);
             return;
         }
@@ -64,7 +64,7 @@ internal sealed partial class Connection
         {
             Error ??= new ConnectionError(ConnectionErrorSource.HandshakeTimeout, 0, false, "handshake timeout");
             _close.CloseSilently();
-            Diagnostics.QuicTelemetryCounters.HandshakeFailed();
+            OnHandshakeFailed();
             Emit(ConnectionEventKind.Closed);
             return;
         }

@@ -54,6 +54,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     public Connection Connect(ConnectionOptions options, ICryptoHandshake handshake, in NetworkAddress remote, long nowUs)
     {
         Connection connection = Connection.CreateClient(options, handshake, remote, nowUs, _resetTokens);
+        connection.TraceStarted(_options.LocalName);
         _connections.Add(connection);
         UpdateRoutes(connection);
         return connection;
@@ -192,6 +193,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             connection.Dispose();
             return;
         }
+        connection.TraceStarted(_options.LocalName);
         _connections.Add(connection);
         // Until the client switches to our ID it keeps addressing the one it chose (§7.2).
         _routes[clientDestination] = connection;

@@ -43,4 +43,10 @@ internal interface ICryptoHandshake : IDisposable
 
     /// <summary>SNI: what the client asked for (server side) or sent (client side).</summary>
     string? ServerName { get; }
+
+    /// <summary>
+    /// The ClientHello random that keys NSS key log lines, but only when the application opted in to key logging for
+    /// this connection; null otherwise (the default), and then the connection never exports a secret in events.
+    /// </summary>
+    byte[]? KeyLogClientRandom => null;
 }

@@ -83,6 +83,8 @@ internal sealed class TlsCryptoHandshake : ICryptoHandshake
 
     public X509Certificate2? RemoteCertificate => _tls?.PeerCertificate;
 
+    public byte[]? KeyLogClientRandom => _options.KeyLog is null ? null : _tls?.ClientRandom;
+
     public string? ServerName => _tls is null ? _options.ServerName : _tls.ServerName ?? _options.ServerName;
 
     public void Dispose() => _tls?.Dispose();

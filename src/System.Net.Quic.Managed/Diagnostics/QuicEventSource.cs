@@ -44,6 +44,18 @@ internal sealed class QuicEventSource : EventSource
     /// <summary>True when someone listens to datagram events.</summary>
     public bool DatagramsEnabled => IsEnabled(EventLevel.Verbose, Keywords.Datagrams);
 
+    /// <summary>True when someone listens to the informational connection and stream events.</summary>
+    public bool InformationalEnabled => IsEnabled(EventLevel.Informational, EventKeywords.None);
+
+    /// <summary>True when someone listens at Warning level or above (HandshakeFailed is a warning).</summary>
+    public bool WarningsEnabled => IsEnabled(EventLevel.Warning, EventKeywords.None);
+
+    /// <summary>
+    /// True when someone asked for <see cref="Keywords.Secrets"/>. The caller still raises <see cref="Secret"/> only
+    /// for connections whose application opted in to key logging: a listener alone never exports secrets.
+    /// </summary>
+    public bool SecretsEnabled => IsEnabled(EventLevel.Verbose, Keywords.Secrets);
+
     [Event(ConnectionStartedId, Level = EventLevel.Informational)]
     public void ConnectionStarted(string connectionId, bool isServer, string localEndPoint, string remoteEndPoint)
         => WriteEvent(ConnectionStartedId, connectionId, isServer, localEndPoint, remoteEndPoint);

@@ -24,11 +24,12 @@ internal static class QuicMetrics
         Meter.CreateObservableCounter("quic.bytes.received", () => QuicTelemetryCounters.BytesReceived, "By", "UDP payload bytes received.");
         Meter.CreateObservableCounter("quic.packets.lost", () => QuicTelemetryCounters.PacketsLost, "{packet}", "Packets declared lost.");
         Meter.CreateObservableCounter("quic.bytes.retransmitted", () => QuicTelemetryCounters.BytesRetransmitted, "By", "Bytes of lost packets queued again.");
-        Meter.CreateObservableGauge("quic.rtt.smoothed", () => QuicTelemetryCounters.MeanSmoothedRttMs, "ms", "Mean smoothed RTT of open connections.");
+        // OpenTelemetry semantic conventions: durations in seconds ("s"), not milliseconds (the EventCounter shows ms).
+        Meter.CreateObservableGauge("quic.rtt.smoothed", () => QuicTelemetryCounters.MeanSmoothedRttMs / 1000.0, "s", "Mean smoothed RTT of open connections.");
         Meter.CreateObservableGauge("quic.congestion_window", () => QuicTelemetryCounters.MeanCongestionWindow, "By", "Mean congestion window of open connections.");
     }
 
-    /// <summary>Creates the instruments (the static constructor does the work); call once when the library starts.</summary>
+    /// <summary>Creates the instruments (the static constructor does the work); QuicTelemetryCounters' static constructor calls it.</summary>
     public static void EnsureInitialized()
     {
     }

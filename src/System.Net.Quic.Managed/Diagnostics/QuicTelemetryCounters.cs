@@ -23,6 +23,12 @@ internal static class QuicTelemetryCounters
     private static long s_congestionWindowSum;
     private static long s_rttReporters;
 
+    /// <summary>
+    /// The Meter's instruments exist from the moment the library keeps statistics (the first connection): a
+    /// MeterListener or dotnet-counters attached to a running process finds them without the app doing anything.
+    /// </summary>
+    static QuicTelemetryCounters() => QuicMetrics.EnsureInitialized();
+
     public static long ActiveConnections => Volatile.Read(ref s_activeConnections);
     public static long ConnectionsStarted => Volatile.Read(ref s_connectionsStarted);
     public static long HandshakesCompleted => Volatile.Read(ref s_handshakesCompleted);
