@@ -38,5 +38,11 @@ internal sealed class ConnectionOptions
     public byte[]? InitialToken { get; init; }
 
     /// <summary>Label for diagnostics (events, logs).</summary>
+    /// <summary>
+    /// Client: the server's transport parameters remembered with the session ticket being resumed (encoded extension body).
+    /// With 0-RTT keys they bound what may be sent before the handshake completes (RFC 9000 §7.4.1); null: no 0-RTT.
+    /// </summary>
+    public byte[]? EarlyDataTransportParameters { get; init; }
+
     public string Name { get; init; } = "connection";
 }
