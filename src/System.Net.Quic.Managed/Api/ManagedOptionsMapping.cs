@@ -15,7 +15,7 @@ internal static class ManagedOptionsMapping
     /// <summary>Handshake timeout used for "infinite": large but far from overflowing now + timeout.</summary>
     private const long InfiniteHandshakeUs = 365L * 24 * 3600 * 1_000_000;
 
-    public static ConnectionOptions ToConnectionOptions(QuicConnectionOptions o, string name)
+    public static ConnectionOptions ToConnectionOptions(QuicConnectionOptions o, string name, byte[]? earlyDataTransportParameters = null)
     {
         QuicReceiveWindowSizes w = o.InitialReceiveWindowSizes;
         long keepAliveUs = o.KeepAliveInterval == Timeout.InfiniteTimeSpan || o.KeepAliveInterval <= TimeSpan.Zero ? 0 : o.KeepAliveInterval.Ticks / 10;
@@ -23,6 +23,7 @@ internal static class ManagedOptionsMapping
         var defaults = new StreamTableOptions();
         return new ConnectionOptions
         {
+            EarlyDataTransportParameters = earlyDataTransportParameters,
             IdleTimeoutUs = o.IdleTimeoutUs,
             HandshakeTimeoutUs = handshakeUs,
             KeepAliveIntervalUs = keepAliveUs,

@@ -40,6 +40,20 @@ public class PublicSurfaceTests
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 PacketsSent {get;}"] = "statistics counter",
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 StreamBytesRetransmitted {get;}"] = "statistics counter",
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.TimeSpan SmoothedRtt {get;}"] = "RFC 9002 §5.3 smoothed RTT",
+        ["type sealed class System.Net.Quic.Managed.QuicSessionTicketStore : System.Object"] = "session resumption (issue 5 extension): the client's ticket store",
+        ["ctor System.Net.Quic.Managed.QuicSessionTicketStore(System.Int32)"] = "ticket store with a per-server bound",
+        ["method System.Net.Quic.Managed.QuicSessionTicketStore.System.Boolean Equals(System.Object)"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicSessionTicketStore.System.Int32 GetHashCode()"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicSessionTicketStore.System.String ToString()"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicSessionTicketStore.System.Type GetType()"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicSessionTicketStore.System.Void Clear()"] = "forget all tickets",
+        ["property System.Net.Quic.Managed.QuicSessionTicketStore.System.Int32 Count {get;}"] = "tickets held",
+        ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Net.Quic.Managed.QuicSessionTicketStore SessionTicketStore {get;set;}"] = "opt-in session resumption",
+        ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Boolean EnableEarlyData {get;set;}"] = "opt-in 0-RTT on the client (replayable data)",
+        ["property System.Net.Quic.Managed.QuicServerConnectionOptions.System.Boolean EnableEarlyData {get;set;}"] = "opt-in 0-RTT acceptance on the server",
+        ["property System.Net.Quic.Managed.QuicConnection.System.Boolean IsResumed {get;}"] = "whether the handshake resumed a session",
+        ["property System.Net.Quic.Managed.QuicConnection.System.Boolean IsEarlyDataAccepted {get;}"] = "whether 0-RTT data was accepted",
+        ["method System.Net.Quic.Managed.QuicConnection.System.Threading.Tasks.ValueTask WaitForHandshakeAsync(System.Threading.CancellationToken=)"] = "ConnectAsync returns early with 0-RTT; this waits for the handshake",
     };
 
     private readonly ITestOutputHelper _output;
