@@ -15,6 +15,9 @@ internal static class ManagedOptionsMapping
     /// <summary>Handshake timeout used for "infinite": large but far from overflowing now + timeout.</summary>
     private const long InfiniteHandshakeUs = 365L * 24 * 3600 * 1_000_000;
 
+    /// <summary>How long a 0-RTT client's first flight waits for the application's first request (10 ms).</summary>
+    public const long EarlyDataFirstFlightHoldUs = 10_000;
+
     public static ConnectionOptions ToConnectionOptions(QuicConnectionOptions o, string name, byte[]? earlyDataTransportParameters = null)
     {
         QuicReceiveWindowSizes w = o.InitialReceiveWindowSizes;
@@ -24,6 +27,8 @@ internal static class ManagedOptionsMapping
         return new ConnectionOptions
         {
             EarlyDataTransportParameters = earlyDataTransportParameters,
+            // With 0-RTT the ClientHello waits (briefly) for the app's first request, so both leave in one datagram.
+            EarlyDataFirstFlightHoldUs = earlyDataTransportParameters is null ? 0 : EarlyDataFirstFlightHoldUs,
             IdleTimeoutUs = o.IdleTimeoutUs,
             HandshakeTimeoutUs = handshakeUs,
             KeepAliveIntervalUs = keepAliveUs,

@@ -15,6 +15,16 @@ internal sealed partial class Connection
     private readonly Queue<TlsSessionTicket> _sessionTickets = new();
     private TransportParameters? _rememberedParameters;
     private long _largestZeroRttPacket = -1;
+    private long _firstFlightHoldUntilUs;
+
+    /// <summary>True while the first flight waits for the application's first request (see <see cref="ConnectionOptions.EarlyDataFirstFlightHoldUs"/>).</summary>
+    private bool HoldsFirstFlight(long nowUs)
+    {
+        if (_firstFlightHoldUntilUs == 0) return false;
+        if (nowUs < _firstFlightHoldUntilUs && !_streams.HasSendableLocalBidirectionalStream && _close.Phase == ConnectionPhase.Open) return true;
+        _firstFlightHoldUntilUs = 0;
+        return false;
+    }
 
     /// <summary>Client: application data written now leaves in 0-RTT packets (keys ready, handshake not complete).</summary>
     public bool CanSendEarlyData => Space(PacketNumberSpace.ApplicationData).SendsZeroRtt;
@@ -30,6 +40,7 @@ internal sealed partial class Connection
             // Client: 0-RTT needs the limits the server gave last time; without them nothing could be sent anyway.
             if (IsServer || app.SendPhaseKeys is not null || app.ZeroRttSendKeys is not null || !TryApplyRememberedParameters()) return;
             app.ZeroRttSendKeys = PacketProtectionKeys.Create(secret.Secret, secret.CipherSuite, Version);
+            if (_options.EarlyDataFirstFlightHoldUs > 0 && Statistics.DatagramsSent == 0) _firstFlightHoldUntilUs = _startTimeUs + _options.EarlyDataFirstFlightHoldUs;
             Emit(ConnectionEventKind.StreamsAvailable);
             Emit(ConnectionEventKind.EarlyDataReady);
         }

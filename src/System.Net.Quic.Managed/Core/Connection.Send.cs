@@ -22,6 +22,7 @@ internal sealed partial class Connection
     {
         length = 0;
         if (_close.Phase is ConnectionPhase.Closed or ConnectionPhase.Draining) return false;
+        if (HoldsFirstFlight(nowUs)) return false;
 
         int max = Math.Min(buffer.Length, _maxDatagramSize);
         if (!_amplification.IsAddressValidated)

@@ -44,5 +44,13 @@ internal sealed class ConnectionOptions
     /// </summary>
     public byte[]? EarlyDataTransportParameters { get; init; }
 
+    /// <summary>
+    /// Client with 0-RTT keys: how long the first flight may wait for the application's first request (data on a
+    /// bidirectional stream of ours) so that the ClientHello and the request leave together. Without it, on a short path
+    /// the server's reply can complete the handshake before the application's write reaches the connection, and the
+    /// request goes as 1-RTT. 0: send the ClientHello at once.
+    /// </summary>
+    public long EarlyDataFirstFlightHoldUs { get; init; }
+
     public string Name { get; init; } = "connection";
 }

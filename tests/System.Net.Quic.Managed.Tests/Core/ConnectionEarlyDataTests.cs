@@ -223,6 +223,50 @@ public class ConnectionEarlyDataTests
         Assert.Equal(0, client.Statistics.ZeroRttPacketsSent);
     }
 
+    [Fact]
+    public void FirstFlightWaitsForTheFirstRequestSoBothLeaveInOneDatagram()
+    {
+        var setup = new Setup();
+        using var pair = new QuicPair(seed: 65, configure: p => Configure(p, setup));
+        setup.Ticket = FirstConnection(pair);
+        ConnectionOptions o = EarlyOptions(pair, setup.Ticket);
+        pair.ClientOptions = new ConnectionOptions
+        {
+            Random = o.Random, Name = o.Name, MaxDatagramSize = o.MaxDatagramSize, Streams = o.Streams,
+            EarlyDataTransportParameters = o.EarlyDataTransportParameters, EarlyDataFirstFlightHoldUs = 5_000,
+        };
+        Connection client = pair.ConnectAgain();
+        long start = pair.Network.NowUs;
+        pair.RunUntil(() => false, 2_000); // the application is slow to write: nothing leaves meanwhile
+        Assert.Equal(0, client.Statistics.DatagramsSent);
+        Assert.Equal(start + 5_000, client.NextTimeoutUs);
+        Assert.True(client.TryOpenStream(unidirectional: false, out long id));
+        client.WriteStream(id, "GET /index.html\r\n"u8, fin: true);
+        pair.RunUntil(() => client.Statistics.DatagramsSent > 0, 1_000);
+        Assert.Equal(1, client.Statistics.DatagramsSent); // ClientHello and request coalesced (RFC 9000 §12.2)
+        Assert.Equal(1, client.Statistics.ZeroRttPacketsSent);
+    }
+
+    [Fact]
+    public void FirstFlightHoldEndsAtItsDeadlineWithoutARequest()
+    {
+        var setup = new Setup();
+        using var pair = new QuicPair(seed: 66, configure: p => Configure(p, setup));
+        setup.Ticket = FirstConnection(pair);
+        ConnectionOptions o = EarlyOptions(pair, setup.Ticket);
+        pair.ClientOptions = new ConnectionOptions
+        {
+            Random = o.Random, Name = o.Name, MaxDatagramSize = o.MaxDatagramSize, Streams = o.Streams,
+            EarlyDataTransportParameters = o.EarlyDataTransportParameters, EarlyDataFirstFlightHoldUs = 5_000,
+        };
+        Connection client = pair.ConnectAgain();
+        long start = pair.Network.NowUs;
+        pair.RunUntil(() => client.Statistics.DatagramsSent > 0, 1_000_000);
+        Assert.InRange(pair.Network.NowUs - start, 5_000, 6_000);
+        pair.RunUntil(() => client.IsHandshakeComplete, 2_000_000);
+        Assert.True(client.IsHandshakeComplete);
+    }
+
     [Theory]
     [InlineData(70)]
     [InlineData(71)]
