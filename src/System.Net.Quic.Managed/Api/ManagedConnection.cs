@@ -23,6 +23,8 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     private readonly ManagedListener? _listener;
     private readonly QuicConnectionOptions _options;
     private readonly TaskCompletionSource _handshake = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    // ConnectAsync's completion: the handshake, or earlier the moment 0-RTT data can be sent.
+    private readonly TaskCompletionSource _connected = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Channel<QuicStream> _inbound = Channel.CreateUnbounded<QuicStream>(new UnboundedChannelOptions { SingleWriter = true });
     private readonly Dictionary<long, ManagedStream> _streams = new();
     private readonly Queue<OpenStreamRequest> _pendingOpens = new();
@@ -38,6 +40,10 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     private ConnectionOptions? _pendingCoreOptions;
     private TlsHandshakeOptions? _pendingTls;
     private NetworkAddress _pendingRemote;
+    private bool _earlyDataReady;
+    private QuicSessionTicketStore? _ticketStore;
+    private string? _ticketKey;
+    private QuicSessionTicketStore.Entry _resumedFrom;
 
     // Written on the driver thread, read anywhere.
     private volatile Exception? _endException;
@@ -50,6 +56,8 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     private X509Certificate2? _remoteCertificate;
     private SslApplicationProtocol _applicationProtocol;
     private TlsCipherSuite _cipherSuite;
+    private volatile bool _isResumed;
+    private volatile bool _earlyDataAccepted;
     private volatile QuicConnectionStatistics _statistics = new();
 
     public ManagedConnection(ManagedDriverHost host, QuicConnection owner, QuicConnectionOptions options, ManagedListener? listener, IPEndPoint remote, string targetHostName)
@@ -129,16 +137,17 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         owner.Impl = connection;
         host.Driver.SocketErrorHandler = connection.OnSocketError;
         connection._pendingTls = ManagedOptionsMapping.ToClientTls(ssl, targetHost, owner);
-        connection._pendingCoreOptions = ManagedOptionsMapping.ToConnectionOptions(options, "client " + remote);
+        byte[]? earlyParameters = connection.TakeSessionTicket(options, remote, targetHost ?? "");
+        connection._pendingCoreOptions = ManagedOptionsMapping.ToConnectionOptions(options, "client " + remote, earlyParameters);
         connection._pendingRemote = NetworkAddress.FromEndPoint(remote);
         host.Start();
         host.Post(new DriverCall(static (state, nowUs) => ((ManagedConnection)state).StartClient(nowUs), connection));
 
         try
         {
-            using (cancellationToken.UnsafeRegister(static (state, token) => ((ManagedConnection)state!)._handshake.TrySetCanceled(token), connection))
+            using (cancellationToken.UnsafeRegister(static (state, token) => ((ManagedConnection)state!).CancelConnect(token), connection))
             {
-                await connection._handshake.Task.ConfigureAwait(false);
+                await connection._connected.Task.ConfigureAwait(false);
             }
             return owner;
         }
@@ -149,9 +158,34 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         }
     }
 
+    private void CancelConnect(CancellationToken token)
+    {
+        _connected.TrySetCanceled(token);
+        _handshake.TrySetCanceled(token);
+    }
+
+    /// <summary>
+    /// Resumption (extension): takes a ticket from the store for this server into the TLS options. Returns the server's
+    /// remembered transport parameters when 0-RTT will be offered (they bound the early data), else null.
+    /// </summary>
+    private byte[]? TakeSessionTicket(QuicClientConnectionOptions options, IPEndPoint remote, string targetHost)
+    {
+        if (options.SessionTicketStore is not { } store) return null;
+        TlsHandshakeOptions tls = _pendingTls!;
+        _ticketStore = store;
+        _ticketKey = QuicSessionTicketStore.KeyFor(targetHost, remote, tls.ApplicationProtocols);
+        if (!store.TryTake(_ticketKey, MonotonicClock.NowUs, out QuicSessionTicketStore.Entry entry)) return null;
+        _resumedFrom = entry;
+        tls.SessionTicket = entry.Ticket;
+        // RFC 8446 §4.2.10: early data must use the ALPN the ticket was issued for; the server checks it too.
+        bool sameProtocol = tls.ApplicationProtocols.Contains(entry.Ticket.ApplicationProtocol);
+        tls.OfferEarlyData = options.EnableEarlyData && entry.Ticket.AllowsEarlyData && sameProtocol && entry.Ticket.PeerTransportParameters is not null;
+        return tls.OfferEarlyData ? entry.Ticket.PeerTransportParameters : null;
+    }
+
     private void StartClient(long nowUs)
     {
-        if (_handshake.Task.IsCompleted) return; // cancelled before it started
+        if (_connected.Task.IsCompleted) return; // cancelled before it started
         _core = _host.Endpoint.Connect(_pendingCoreOptions!, new TlsCryptoHandshake(false, _pendingTls!), _pendingRemote, nowUs);
         QuicManagedDiagnostics.AttachTracer(_core, nowUs);
         _pendingCoreOptions = null;
@@ -229,6 +263,15 @@ internal sealed class ManagedConnection : QuicConnectionImpl
             case ConnectionEventKind.StreamsAvailable:
                 OnStreamsAvailable(core);
                 break;
+            case ConnectionEventKind.EarlyDataReady:
+                OnEarlyDataReady(core);
+                break;
+            case ConnectionEventKind.SessionTicketReceived:
+                while (core.TryTakeSessionTicket(out TlsSessionTicket ticket))
+                {
+                    _ticketStore?.Add(_ticketKey!, ticket, _remoteCertificate is { } c ? X509CertificateLoader.LoadCertificate(c.RawData) : null);
+                }
+                break;
             case ConnectionEventKind.Closed:
             {
                 ConnectionError? error = e.Error ?? core.Error;
@@ -248,15 +291,35 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         // The engine's certificate dies with the connection; the app's copy must not.
         if (tls.RemoteCertificate is { } certificate) _remoteCertificate = X509CertificateLoader.LoadCertificate(certificate.RawData);
         if (core.IsServer) _targetHostName = tls.ServerName ?? "";
+        _isResumed = tls.IsResumed;
+        _earlyDataAccepted = tls.EarlyDataAccepted;
+        // A resumed TLS 1.3 handshake sends no certificate: report the one validated when the ticket was issued.
+        if (_remoteCertificate is null && _isResumed && _resumedFrom.Certificate is { } original)
+        {
+            _remoteCertificate = X509CertificateLoader.LoadCertificate(original.RawData);
+        }
         _remoteEndPoint = core.RemoteAddress.ToEndPoint();
         _handshake.TrySetResult();
+        _connected.TrySetResult();
         _listener?.OnHandshakeCompleted(this);
+        OnStreamsAvailable(core);
+    }
+
+    /// <summary>Client: 0-RTT keys are ready; with EnableEarlyData, ConnectAsync returns now and streams carry early data.</summary>
+    private void OnEarlyDataReady(Connection core)
+    {
+        if (_handshakeDone || _resumedFrom.Ticket is not { } ticket) return;
+        _earlyDataReady = true;
+        // What the server will confirm if it accepts the early data (it must choose the same ALPN, RFC 8446 §4.2.10).
+        _applicationProtocol = ticket.ApplicationProtocol;
+        _cipherSuite = ticket.CipherSuite;
+        _connected.TrySetResult();
         OnStreamsAvailable(core);
     }
 
     private void OnStreamsAvailable(Connection core)
     {
-        if (!_handshakeDone) return;
+        if (!_handshakeDone && !_earlyDataReady) return;
         long bidi = core.Streams.LocalBidiLimit.MaxStreams;
         long uni = core.Streams.LocalUniLimit.MaxStreams;
         int bidiIncrement = (int)Math.Min(int.MaxValue, Math.Max(0, bidi - _knownBidiLimit));
@@ -297,6 +360,16 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         };
     }
 
+    public override bool IsResumed => _isResumed;
+
+    public override bool IsEarlyDataAccepted => _earlyDataAccepted;
+
+    public override async ValueTask WaitForHandshakeAsync(CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
+        await _handshake.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
     public override QuicConnectionStatistics GetStatistics()
     {
         if (_host.Driver.IsDriverThread)
@@ -326,6 +399,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         _lifetime.TrySetResult();
         _endException = exception;
         if (!_handshake.Task.IsCompleted && _handshake.TrySetException(handshakeException ?? exception)) _ = _handshake.Task.Exception;
+        if (!_connected.Task.IsCompleted && _connected.TrySetException(handshakeException ?? exception)) _ = _connected.Task.Exception;
         _inbound.Writer.TryComplete(exception);
         while (_pendingOpens.TryDequeue(out OpenStreamRequest? open)) open.Fail(exception);
         foreach (ManagedStream stream in _streams.Values) stream.OnConnectionEnded(exception);
@@ -426,7 +500,11 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     public void CloseOnDriver(ulong errorCode, TaskCompletionSource done, long nowUs)
     {
         if (!_ended && _core is not null) _core.Close(errorCode, null, nowUs);
-        if (_core is null) _handshake.TrySetCanceled();
+        if (_core is null)
+        {
+            _handshake.TrySetCanceled();
+            _connected.TrySetCanceled();
+        }
         _closeWaiters.Add(done);
         if (_core is null || _detached) ProcessEvents();
     }

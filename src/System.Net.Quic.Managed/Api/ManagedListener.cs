@@ -1,6 +1,7 @@
 using System.Collections.Generic;
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Io;
+using System.Net.Quic.Managed.Tls;
 using System.Net.Security;
 using System.Net.Sockets;
 using System.Security.Authentication;
@@ -28,6 +29,7 @@ internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFacto
 
     private readonly ManagedDriverHost _host;
     private readonly QuicListenerOptions _options;
+    private readonly byte[] _sessionTicketKey = System.Security.Cryptography.RandomNumberGenerator.GetBytes(32);
     private readonly Channel<QuicConnection> _accepted = Channel.CreateUnbounded<QuicConnection>(new UnboundedChannelOptions { SingleWriter = true });
 
     // Driver thread only.
@@ -130,7 +132,11 @@ internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFacto
         var connection = new ManagedConnection(_host, owner, serverOptions, this, remote, "");
         owner.Impl = connection;
         options = ManagedOptionsMapping.ToConnectionOptions(serverOptions, "server " + remote);
-        handshake = new TlsCryptoHandshake(true, ManagedOptionsMapping.ToServerTls(serverOptions.ServerAuthenticationOptions, _options.ApplicationProtocols, owner));
+        TlsHandshakeOptions tls = ManagedOptionsMapping.ToServerTls(serverOptions.ServerAuthenticationOptions, _options.ApplicationProtocols, owner);
+        // Tickets for resumption are sealed with this listener's key (RFC 8446 §4.6.1); 0-RTT only when the app opted in.
+        tls.SessionTicketKey = _sessionTicketKey;
+        tls.EnableEarlyData = serverOptions.EnableEarlyData;
+        handshake = new TlsCryptoHandshake(true, tls);
         _created.Enqueue(connection);
         _handshaking++;
         _host.AddReference();

@@ -15,7 +15,10 @@ internal static class ManagedOptionsMapping
     /// <summary>Handshake timeout used for "infinite": large but far from overflowing now + timeout.</summary>
     private const long InfiniteHandshakeUs = 365L * 24 * 3600 * 1_000_000;
 
-    public static ConnectionOptions ToConnectionOptions(QuicConnectionOptions o, string name)
+    /// <summary>How long a 0-RTT client's first flight waits for the application's first request (10 ms).</summary>
+    public const long EarlyDataFirstFlightHoldUs = 10_000;
+
+    public static ConnectionOptions ToConnectionOptions(QuicConnectionOptions o, string name, byte[]? earlyDataTransportParameters = null)
     {
         QuicReceiveWindowSizes w = o.InitialReceiveWindowSizes;
         long keepAliveUs = o.KeepAliveInterval == Timeout.InfiniteTimeSpan || o.KeepAliveInterval <= TimeSpan.Zero ? 0 : o.KeepAliveInterval.Ticks / 10;
@@ -23,6 +26,9 @@ internal static class ManagedOptionsMapping
         var defaults = new StreamTableOptions();
         return new ConnectionOptions
         {
+            EarlyDataTransportParameters = earlyDataTransportParameters,
+            // With 0-RTT the ClientHello waits (briefly) for the app's first request, so both leave in one datagram.
+            EarlyDataFirstFlightHoldUs = earlyDataTransportParameters is null ? 0 : EarlyDataFirstFlightHoldUs,
             IdleTimeoutUs = o.IdleTimeoutUs,
             HandshakeTimeoutUs = handshakeUs,
             KeepAliveIntervalUs = keepAliveUs,

@@ -21,9 +21,29 @@ public sealed class QuicClientConnectionOptions : QuicConnectionOptions
     /// <summary>The optional local endpoint to bind to.</summary>
     public IPEndPoint? LocalEndPoint { get; set; }
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: where tickets from the server are kept and where this connection takes one to
+    /// resume a session (RFC 8446 §2.2). Null (the default): every connection does a full handshake. Ignored by the msquic provider.
+    /// </summary>
+    public QuicSessionTicketStore? SessionTicketStore { get; set; }
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic: when the <see cref="SessionTicketStore"/> holds a ticket that allows it, send
+    /// application data as 0-RTT (RFC 9001 §4.6): <see cref="QuicConnection.ConnectAsync(QuicClientConnectionOptions, System.Threading.CancellationToken)"/>
+    /// then completes as soon as the first flight is out, and streams opened and written before the handshake completes
+    /// travel in 0-RTT packets. 0-RTT data can be replayed by an attacker (RFC 8446 §8): send only idempotent requests.
+    /// Data the server refuses is sent again after the handshake, transparently; <see cref="QuicConnection.IsEarlyDataAccepted"/>
+    /// tells which happened once <see cref="QuicConnection.WaitForHandshakeAsync"/> completed.
+    /// </summary>
+    public bool EnableEarlyData { get; set; }
+
     internal override void Validate(string argumentName)
     {
         base.Validate(argumentName);
+        if (EnableEarlyData && SessionTicketStore is null)
+        {
+            throw new ArgumentException($"'{nameof(EnableEarlyData)}' needs a '{nameof(SessionTicketStore)}' to take tickets from.", argumentName);
+        }
         if (ClientAuthenticationOptions is null)
         {
             throw new ArgumentNullException(argumentName, $"'{nameof(ClientAuthenticationOptions)}' must be specified and not null to open a connection.");

@@ -102,6 +102,26 @@ public sealed class QuicConnection : IAsyncDisposable
     }
 
     /// <summary>
+    /// Extension beyond System.Net.Quic: true when the handshake resumed an earlier session from a ticket of
+    /// <see cref="QuicClientConnectionOptions.SessionTicketStore"/> (client) or a ticket this server issued (server).
+    /// Final once the handshake completed.
+    /// </summary>
+    public bool IsResumed => Impl.IsResumed;
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic: true when 0-RTT data was accepted (client: the server took our early data;
+    /// server: we took the client's). Final once the handshake completed; false before.
+    /// </summary>
+    public bool IsEarlyDataAccepted => Impl.IsEarlyDataAccepted;
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic: completes when the handshake has completed. <see cref="ConnectAsync(QuicClientConnectionOptions, CancellationToken)"/>
+    /// already waits for it, except with <see cref="QuicClientConnectionOptions.EnableEarlyData"/>, where it returns once
+    /// 0-RTT data can be sent. Fails with the connection's <see cref="QuicException"/> if the handshake fails.
+    /// </summary>
+    public ValueTask WaitForHandshakeAsync(CancellationToken cancellationToken = default) => Impl.WaitForHandshakeAsync(cancellationToken);
+
+    /// <summary>
     /// Extension beyond System.Net.Quic: counters of this connection (datagrams, bytes, packets, losses, RTT,
     /// congestion window), as of the I/O thread's latest step. Managed provider only.
     /// </summary>

@@ -28,6 +28,15 @@ internal abstract class QuicConnectionImpl
 
     public abstract ValueTask DisposeAsync();
 
+    /// <summary>The handshake resumed a session from a ticket.</summary>
+    public virtual bool IsResumed => false;
+
+    /// <summary>The server accepted this connection's 0-RTT data.</summary>
+    public virtual bool IsEarlyDataAccepted => false;
+
+    /// <summary>Completes when the handshake did (ConnectAsync may return earlier with 0-RTT).</summary>
+    public virtual ValueTask WaitForHandshakeAsync(CancellationToken cancellationToken) => ValueTask.CompletedTask;
+
     /// <summary>Statistics snapshot; providers without them throw <see cref="NotSupportedException"/>.</summary>
     public virtual QuicConnectionStatistics GetStatistics()
         => throw new NotSupportedException("Connection statistics are available on the managed provider only.");

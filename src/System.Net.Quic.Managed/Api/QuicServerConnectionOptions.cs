@@ -15,6 +15,13 @@ public sealed class QuicServerConnectionOptions : QuicConnectionOptions
     /// <summary>TLS options: certificate or selection callback, ALPN list, client certificate policy. Mandatory.</summary>
     public SslServerAuthenticationOptions ServerAuthenticationOptions { get; set; } = null!;
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: accept 0-RTT data from clients resuming a session (RFC 9001 §4.6), so their first
+    /// request arrives without waiting for the handshake. Off by default: 0-RTT data can be replayed (RFC 8446 §8), so turn
+    /// it on only for applications whose early requests are idempotent. Session tickets for resumption are sent either way.
+    /// </summary>
+    public bool EnableEarlyData { get; set; }
+
     internal override void Validate(string argumentName)
     {
         base.Validate(argumentName);

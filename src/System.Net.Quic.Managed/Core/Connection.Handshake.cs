@@ -69,11 +69,12 @@ internal sealed partial class Connection
             if (space.Discarded) continue;
             space.CryptoSend.Append(data, fin: false);
         }
+        if (!IsServer) TakeSessionTickets();
 
         if (!_peerParametersApplied && _tls.HasPeerTransportParameters)
         {
             _peerParametersApplied = true;
-            TransportErrorCode error = ApplyPeerParameters(out string? reason);
+            TransportErrorCode error = ApplyPeerParameters(nowUs, out string? reason);
             if (error != TransportErrorCode.NoError)
             {
                 CloseWithError(error, reason, nowUs);
@@ -110,21 +111,32 @@ internal sealed partial class Connection
             {
                 PacketSpaceState space = Space(PacketNumberSpace.ApplicationData);
                 var keys = new KeyPhaseKeys(PacketProtectionKeys.Create(secret.Secret, secret.CipherSuite, Version));
-                if (secret.ForSending) space.SendPhaseKeys = keys;
-                else space.ReceivePhaseKeys = keys;
+                if (secret.ForSending)
+                {
+                    space.SendPhaseKeys = keys;
+                    // RFC 9001 §4.9.3: a client with 1-RTT keys sends no more 0-RTT packets.
+                    space.ZeroRttSendKeys?.Dispose();
+                    space.ZeroRttSendKeys = null;
+                }
+                else
+                {
+                    space.ReceivePhaseKeys = keys;
+                }
                 break;
             }
-            default:
-                // 0-RTT keys are not used yet: early data is neither sent nor accepted (the TLS engine must not offer it).
+            case EncryptionLevel.EarlyData:
+                InstallEarlySecret(secret);
                 break;
         }
     }
 
-    private TransportErrorCode ApplyPeerParameters(out string? reason)
+    private TransportErrorCode ApplyPeerParameters(long nowUs, out string? reason)
     {
         TransportErrorCode error = TransportParameters.TryDecode(_tls.PeerTransportParameters, sentByServer: !IsServer, out TransportParameters? peer, out reason);
         if (error != TransportErrorCode.NoError) return error;
         PeerParameters = peer!;
+        error = ResolveEarlyData(peer!, nowUs, out reason);
+        if (error != TransportErrorCode.NoError) return error;
 
         // RFC 9000 §7.3: the connection IDs both sides used must be authenticated through the handshake.
         if (peer!.InitialSourceConnectionId is null || !peer.InitialSourceConnectionId.AsSpan().SequenceEqual(_peerInitialSourceId.Span))
@@ -192,6 +204,8 @@ internal sealed partial class Connection
         if (_handshakeConfirmed) return;
         _handshakeConfirmed = true;
         _recovery.OnHandshakeConfirmed(nowUs);
+        // RFC 9001 §4.9.3: 0-RTT still in flight after this is dropped; the client resends it in 1-RTT.
+        Space(PacketNumberSpace.ApplicationData).DiscardZeroRttKeys();
         // RFC 9001 §4.9.2: Handshake keys are discarded once the handshake is confirmed.
         DiscardSpace(PacketNumberSpace.Handshake, nowUs);
         // A client may now also retire the ID it sent in its first Initial; we keep routing it until then.

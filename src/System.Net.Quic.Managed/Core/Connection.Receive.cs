@@ -79,7 +79,8 @@ internal sealed partial class Connection
             case PacketType.Initial: spaceId = PacketNumberSpace.Initial; break;
             case PacketType.Handshake: spaceId = PacketNumberSpace.Handshake; break;
             case PacketType.Retry: ProcessRetry(packet, nowUs); return false;
-            default: return false; // 0-RTT is not accepted (no early data yet): drop, the client retransmits in 1-RTT
+            case PacketType.ZeroRtt: return ProcessZeroRttPacket(packet, header, nowUs);
+            default: return false;
         }
         PacketSpaceState space = Space(spaceId);
         PacketProtectionKeys? keys = space.ReceiveKeys;
@@ -237,6 +238,8 @@ internal sealed partial class Connection
         _retryToken = retry.Token.ToArray();
         _peerIds.SetInitial(retrySource);
         InstallInitialKeys(retrySource);
+        // The server discarded our 0-RTT packets with the first Initial (§17.2.5.2): they go again, to the new ID.
+        RejectZeroRttPackets(nowUs);
         // Everything sent in Initial packets must be sent again under the new keys with the token (§17.2.5.2).
         PacketSpaceState initial = Space(PacketNumberSpace.Initial);
         ReturnOutstandingFrameLists(PacketNumberSpace.Initial);

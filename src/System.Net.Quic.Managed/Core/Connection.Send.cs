@@ -22,6 +22,7 @@ internal sealed partial class Connection
     {
         length = 0;
         if (_close.Phase is ConnectionPhase.Closed or ConnectionPhase.Draining) return false;
+        if (HoldsFirstFlight(nowUs)) return false;
 
         int max = Math.Min(buffer.Length, _maxDatagramSize);
         if (!_amplification.IsAddressValidated)
@@ -95,7 +96,8 @@ internal sealed partial class Connection
     private bool HasApplicationFramesToSend()
     {
         if (_handshakeDonePending || _pathResponses.Count > 0 || _pathChallengePending || _rawFramesForTesting is not null || _newTokenToSend is not null) return true;
-        if (!_handshakeCompleted && !IsServer) return false; // a client sends 1-RTT data only once its handshake completed
+        // A client sends application data before its handshake completed only as 0-RTT, and then only stream frames.
+        if (!_handshakeCompleted && !IsServer) return CanSendEarlyData && _streams.HasSendableStreams;
         if (_streams.NeedsMaxData || _streams.HasSendableStreams || _keepAlivePending) return true;
         if (_streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams) return true;
         if (_streams.LocalBidiLimit.NeedsStreamsBlocked || _streams.LocalUniLimit.NeedsStreamsBlocked) return true;
@@ -124,7 +126,8 @@ internal sealed partial class Connection
 
         SentFrameList frames = _framePool.Rent();
         bool probe = space.ProbesPending > 0;
-        bool ackEliciting = WriteFrames(space, ref writer, frames, probe, nowUs);
+        bool zeroRtt = layout.ZeroRtt;
+        bool ackEliciting = WriteFrames(space, ref writer, frames, probe, zeroRtt, nowUs);
         if (writer.Position == layout.PayloadStart)
         {
             _framePool.Return(frames);
@@ -145,8 +148,13 @@ internal sealed partial class Connection
         }
         if (ackEliciting) _idle.OnAckElicitingPacketSent(nowUs);
         _keepAlivePending = false;
-        if (_tracer is not null) TracePacketSent(space.Space, pn, total, frames, nowUs);
+        if (_tracer is not null) TracePacketSent(zeroRtt ? "0RTT" : QlogPacketType(space.Space), pn, total, frames, nowUs);
         Statistics.PacketsSent++;
+        if (zeroRtt)
+        {
+            _largestZeroRttPacket = pn;
+            Statistics.ZeroRttPacketsSent++;
+        }
         return total;
     }
 
@@ -161,20 +169,23 @@ internal sealed partial class Connection
         return Math.Min(pad, remaining);
     }
 
-    /// <summary>Writes the frames of one packet in priority order. Returns true when any is ack-eliciting.</summary>
-    private bool WriteFrames(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames, bool probe, long nowUs)
+    /// <summary>
+    /// Writes the frames of one packet in priority order. Returns true when any is ack-eliciting. A 0-RTT packet
+    /// carries stream data only: no ACK, CRYPTO or connection-level control frames (RFC 9000 §12.4, Table 3).
+    /// </summary>
+    private bool WriteFrames(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames, bool probe, bool zeroRtt, long nowUs)
     {
         bool ackEliciting = false;
-        if (space.Received.HasNewPacketsToAck) WriteAck(space, ref writer, frames, nowUs);
+        if (space.Received.HasNewPacketsToAck && !zeroRtt) WriteAck(space, ref writer, frames, nowUs);
         bool mayAddData = probe || CanSendAckEliciting(nowUs);
         if (!mayAddData) return false;
 
-        if (space.Space == PacketNumberSpace.ApplicationData)
+        if (space.Space == PacketNumberSpace.ApplicationData && !zeroRtt)
         {
             ackEliciting |= WriteApplicationControlFrames(ref writer, frames, nowUs);
         }
-        ackEliciting |= WriteCrypto(space, ref writer, frames);
-        if (space.Space == PacketNumberSpace.ApplicationData && (_handshakeCompleted || IsServer))
+        if (!zeroRtt) ackEliciting |= WriteCrypto(space, ref writer, frames);
+        if (space.Space == PacketNumberSpace.ApplicationData && (_handshakeCompleted || IsServer || zeroRtt))
         {
             ackEliciting |= WriteStreamFrames(ref writer, frames, nowUs);
         }
@@ -416,7 +427,7 @@ internal sealed partial class Connection
     }
 
     /// <summary>Where the parts of a packet being built lie in its buffer.</summary>
-    private readonly record struct PacketLayout(long PacketNumber, int PacketNumberLength, int PacketNumberOffset, int PayloadStart, int LengthFieldOffset);
+    private readonly record struct PacketLayout(long PacketNumber, int PacketNumberLength, int PacketNumberOffset, int PayloadStart, int LengthFieldOffset, bool ZeroRtt);
 
     /// <summary>
     /// Writes the header of the next packet of <paramref name="space"/> (long header for Initial/Handshake, short for 1-RTT)
@@ -432,7 +443,13 @@ internal sealed partial class Connection
         writer = new QuicWriter(destination.Slice(0, destination.Length - PacketProtectionKeys.TagLength));
         int lengthFieldOffset = -1;
         ConnectionId dcid = _peerIds.Active;
-        if (space.Space == PacketNumberSpace.ApplicationData)
+        bool zeroRtt = space.Space == PacketNumberSpace.ApplicationData && space.SendsZeroRtt;
+        if (zeroRtt)
+        {
+            // RFC 9000 §17.2.3: 0-RTT uses a long header, numbered in the application space.
+            if (!LongHeader.TryWrite(ref writer, PacketType.ZeroRtt, Version, dcid.Span, _initialSourceId.Span, default, pnLength, out lengthFieldOffset)) return false;
+        }
+        else if (space.Space == PacketNumberSpace.ApplicationData)
         {
             if (!ShortHeader.TryWrite(ref writer, dcid.Span, spinBit: false, space.SendPhaseKeys!.KeyPhase == 1, pnLength)) return false;
         }
@@ -444,7 +461,7 @@ internal sealed partial class Connection
         }
         int pnOffset = writer.Position;
         if (!writer.TryFill(0, pnLength)) return false;
-        layout = new PacketLayout(pn, pnLength, pnOffset, writer.Position, lengthFieldOffset);
+        layout = new PacketLayout(pn, pnLength, pnOffset, writer.Position, lengthFieldOffset, zeroRtt);
         return true;
     }
 
@@ -466,7 +483,8 @@ internal sealed partial class Connection
         {
             LongHeader.TryPatchLength(destination, layout.LengthFieldOffset, layout.PacketNumberLength + payloadLength + PacketProtectionKeys.TagLength);
         }
-        PacketProtectionKeys keys = space.Space == PacketNumberSpace.ApplicationData ? space.SendPhaseKeys!.Current : space.SendKeys!;
+        PacketProtectionKeys keys = layout.ZeroRtt ? space.ZeroRttSendKeys!
+            : space.Space == PacketNumberSpace.ApplicationData ? space.SendPhaseKeys!.Current : space.SendKeys!;
         int total = keys.Protect(destination, layout.PacketNumberOffset, layout.PacketNumberLength, (ulong)layout.PacketNumber, payloadLength);
         space.NextPacketNumber = layout.PacketNumber + 1;
         return total;

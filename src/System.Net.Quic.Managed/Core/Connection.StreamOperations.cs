@@ -9,7 +9,8 @@ internal sealed partial class Connection
     public bool TryOpenStream(bool unidirectional, out long streamId)
     {
         streamId = -1;
-        if (!_handshakeCompleted || _close.Phase != ConnectionPhase.Open) return false;
+        // Before the handshake completes only a client with 0-RTT keys may open streams (RFC 9001 §4.6.1).
+        if ((!_handshakeCompleted && !CanSendEarlyData) || _close.Phase != ConnectionPhase.Open) return false;
         if (!_streams.TryOpenLocalStream(unidirectional, out TransportStream? stream)) return false;
         streamId = stream.Id;
         TraceStreamOpened(streamId, locallyInitiated: true);

@@ -28,6 +28,7 @@ internal sealed partial class Connection
                 }
             }
             t = Math.Min(t, _pacingBlockedUntilUs);
+            if (_firstFlightHoldUntilUs != 0) t = Math.Min(t, _firstFlightHoldUntilUs);
             if (_pathValidator is not null) t = Math.Min(t, _pathValidator.DeadlineUs);
             if (_options.KeepAliveIntervalUs > 0 && _handshakeCompleted && !_keepAlivePending)
             {

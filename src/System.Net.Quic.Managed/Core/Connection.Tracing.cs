@@ -72,12 +72,12 @@ internal sealed partial class Connection
         _ => "1RTT",
     };
 
-    private void TracePacketSent(PacketNumberSpace space, long pn, int length, SentFrameList frames, long nowUs)
+    private void TracePacketSent(string packetType, long pn, int length, SentFrameList frames, long nowUs)
     {
         _lastEventUs = nowUs;
         Span<ulong> types = stackalloc ulong[Math.Min(frames.Count, 64)];
         for (int i = 0; i < types.Length; i++) types[i] = SentFrameType(frames.Frames[i]);
-        _tracer!.PacketSent(nowUs, QlogPacketType(space), pn, length, types);
+        _tracer!.PacketSent(nowUs, packetType, pn, length, types);
         ICongestionController cc = _recovery.CongestionController;
         _tracer.MetricsUpdated(nowUs, _recovery.Rtt.SmoothedRttUs, _recovery.Rtt.LatestRttUs, cc.CongestionWindow, cc.BytesInFlight);
     }

@@ -18,6 +18,12 @@ internal enum ConnectionEventKind : byte
     /// <summary>The peer allows more streams to be opened (MAX_STREAMS grew).</summary>
     StreamsAvailable,
 
+    /// <summary>Client: 0-RTT keys are ready and the remembered limits applied: streams opened now carry early data (RFC 9001 §4.6.1).</summary>
+    EarlyDataReady,
+
+    /// <summary>Client: the server sent a session ticket (<see cref="Connection.TryTakeSessionTicket"/>).</summary>
+    SessionTicketReceived,
+
     /// <summary>The connection is closed (or closing): <see cref="ConnectionEvent.Error"/> says why.</summary>
     Closed,
 }

@@ -38,5 +38,19 @@ internal sealed class ConnectionOptions
     public byte[]? InitialToken { get; init; }
 
     /// <summary>Label for diagnostics (events, logs).</summary>
+    /// <summary>
+    /// Client: the server's transport parameters remembered with the session ticket being resumed (encoded extension body).
+    /// With 0-RTT keys they bound what may be sent before the handshake completes (RFC 9000 §7.4.1); null: no 0-RTT.
+    /// </summary>
+    public byte[]? EarlyDataTransportParameters { get; init; }
+
+    /// <summary>
+    /// Client with 0-RTT keys: how long the first flight may wait for the application's first request (data on a
+    /// bidirectional stream of ours) so that the ClientHello and the request leave together. Without it, on a short path
+    /// the server's reply can complete the handshake before the application's write reaches the connection, and the
+    /// request goes as 1-RTT. 0: send the ClientHello at once.
+    /// </summary>
+    public long EarlyDataFirstFlightHoldUs { get; init; }
+
     public string Name { get; init; } = "connection";
 }

@@ -13,4 +13,9 @@ internal sealed class ConnectionStatistics
     public long PacketsDropped { get; set; }
     public long StreamBytesRetransmitted { get; set; }
     public int KeyUpdates { get; set; }
+    public long ZeroRttPacketsSent { get; set; }
+    public long ZeroRttPacketsReceived { get; set; }
+
+    /// <summary>Client: the server refused our 0-RTT packets; their data went again in 1-RTT (RFC 9001 §4.6.2).</summary>
+    public bool ZeroRttRejected { get; set; }
 }

@@ -49,4 +49,16 @@ internal interface ICryptoHandshake : IDisposable
     /// this connection; null otherwise (the default), and then the connection never exports a secret in events.
     /// </summary>
     byte[]? KeyLogClientRandom => null;
+
+    /// <summary>True when the handshake resumed a session with a PSK from a ticket (RFC 8446 §2.2).</summary>
+    bool IsResumed { get; }
+
+    /// <summary>
+    /// Client: the server accepted our 0-RTT data (early_data in EncryptedExtensions). Server: we accept the client's.
+    /// Known once the peer's transport parameters are (RFC 9001 §4.6.1).
+    /// </summary>
+    bool EarlyDataAccepted { get; }
+
+    /// <summary>Client: the next session ticket the server sent (NewSessionTicket, RFC 8446 §4.6.1), to resume a later connection.</summary>
+    bool TryTakeSessionTicket(out TlsSessionTicket ticket);
 }

@@ -33,7 +33,27 @@ internal sealed class PacketSpaceState : IDisposable
 
     public KeyPhaseKeys? ReceivePhaseKeys { get; set; }
 
-    public bool CanSend => SendKeys is not null || SendPhaseKeys is not null;
+    /// <summary>
+    /// 0-RTT keys (RFC 9001 §4.6), application space only: the client's for sending until it has 1-RTT keys, the
+    /// server's for receiving until the handshake is confirmed. 0-RTT and 1-RTT share this space's packet numbers (RFC 9000 §12.3).
+    /// </summary>
+    public PacketProtectionKeys? ZeroRttSendKeys { get; set; }
+
+    public PacketProtectionKeys? ZeroRttReceiveKeys { get; set; }
+
+    public bool CanSend => SendKeys is not null || SendPhaseKeys is not null || ZeroRttSendKeys is not null;
+
+    /// <summary>True when the next application packet can only be a 0-RTT packet (client with 0-RTT keys, no 1-RTT keys yet).</summary>
+    public bool SendsZeroRtt => SendPhaseKeys is null && ZeroRttSendKeys is not null;
+
+    /// <summary>Drops the 0-RTT keys of one direction (RFC 9001 §4.9.3).</summary>
+    public void DiscardZeroRttKeys()
+    {
+        ZeroRttSendKeys?.Dispose();
+        ZeroRttReceiveKeys?.Dispose();
+        ZeroRttSendKeys = null;
+        ZeroRttReceiveKeys = null;
+    }
 
     public bool CanReceive => ReceiveKeys is not null || ReceivePhaseKeys is not null;
 
@@ -67,6 +87,7 @@ internal sealed class PacketSpaceState : IDisposable
         ReceiveKeys?.Dispose();
         SendPhaseKeys?.Dispose();
         ReceivePhaseKeys?.Dispose();
+        DiscardZeroRttKeys();
         SendKeys = null;
         ReceiveKeys = null;
         SendPhaseKeys = null;

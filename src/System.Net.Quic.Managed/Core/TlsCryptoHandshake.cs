@@ -87,5 +87,16 @@ internal sealed class TlsCryptoHandshake : ICryptoHandshake
 
     public string? ServerName => _tls is null ? _options.ServerName : _tls.ServerName ?? _options.ServerName;
 
+    public bool IsResumed => _tls?.IsResumed == true;
+
+    public bool EarlyDataAccepted => _tls?.EarlyDataAccepted == true;
+
+    public bool TryTakeSessionTicket(out TlsSessionTicket ticket)
+    {
+        if (_tls is not null) return _tls.TryDequeueSessionTicket(out ticket);
+        ticket = null!;
+        return false;
+    }
+
     public void Dispose() => _tls?.Dispose();
 }

@@ -72,6 +72,14 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
     public bool HasAckElicitingInFlight
         => _spaces[0].AckElicitingInFlight + _spaces[1].AckElicitingInFlight + _spaces[2].AckElicitingInFlight > 0;
 
+    /// <summary>
+    /// Ack-eliciting packets in flight that a PTO can cover. RFC 9002 §6.2.1 arms no Application Data PTO before the
+    /// handshake is confirmed, so until then 0-RTT (or 0.5-RTT) packets must not count either: a client whose 0-RTT filled
+    /// its window after losing its ClientHello would otherwise get neither a PTO nor the anti-deadlock probe, and stall.
+    /// </summary>
+    private bool HasPtoEligibleInFlight
+        => _spaces[0].AckElicitingInFlight + _spaces[1].AckElicitingInFlight > 0 || (HandshakeConfirmed && _spaces[2].AckElicitingInFlight > 0);
+
     /// <summary>RFC 9002 A.5 OnPacketSent. Call for every packet sent, including ACK-only ones (inFlight false when the
     /// packet holds only ACK/PADDING/CONNECTION_CLOSE... per RFC 9002 §2 "in flight" definition).</summary>
     public void OnPacketSent(PacketNumberSpace space, long packetNumber, long nowUs, int size, bool ackEliciting, bool inFlight, in TMeta meta)
@@ -173,7 +181,7 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
         }
 
         LossTimeoutAction action;
-        if (!HasAckElicitingInFlight)
+        if (!HasPtoEligibleInFlight)
         {
             // §6.2.2.1: the client must keep the server from deadlocking on the anti-amplification limit.
             action = new LossTimeoutAction(
@@ -217,7 +225,7 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
     {
         int shift = Math.Min(PtoCount, MaxBackoffShift);
         long duration = SaturatingShift(Rtt.PtoBaseUs, shift);
-        if (!HasAckElicitingInFlight)
+        if (!HasPtoEligibleInFlight)
         {
             // Anti-deadlock PTO counts from now.
             space = HasHandshakeKeys ? PacketNumberSpace.Handshake : PacketNumberSpace.Initial;
@@ -324,7 +332,7 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
             return;
         }
 
-        if (!HasAckElicitingInFlight && PeerCompletedAddressValidation)
+        if (!HasPtoEligibleInFlight && PeerCompletedAddressValidation)
         {
             LossDetectionTimerUs = RecoveryConstants.NoTime;
             return;

@@ -367,6 +367,19 @@ internal sealed class StreamTable
 
     public bool HasSendableStreams => _sendHead is not null;
 
+    /// <summary>True when one of our bidirectional streams (a request, in HTTP terms) has something queued to send.</summary>
+    public bool HasSendableLocalBidirectionalStream
+    {
+        get
+        {
+            for (TransportStream? s = _sendHead; s is not null; s = s.NextInSendQueue)
+            {
+                if (s.IsLocal && !s.IsUnidirectional) return true;
+            }
+            return false;
+        }
+    }
+
     /// <summary>
     /// Streams queued. A packet builder visits at most this many (snapshot before the loop): a stream that only waits
     /// for connection credit stays queued and would otherwise be visited forever.

@@ -9,67 +9,13 @@ namespace System.Net.Quic.Managed.Tests.Api;
 /// </summary>
 public class LossyRelayTests
 {
-    /// <summary>Forwards datagrams between one client and a server, dropping each with probability <c>loss</c>.</summary>
-    private sealed class LossyUdpRelay : IDisposable
-    {
-        private readonly Socket _front = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-        private readonly Socket _back = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-        private readonly IPEndPoint _server;
-        private readonly Random _random;
-        private readonly double _loss;
-        private readonly CancellationTokenSource _stop = new();
-        private EndPoint? _client;
-        public int Dropped;
-
-        public LossyUdpRelay(IPEndPoint server, double loss, int seed)
-        {
-            _server = server;
-            _loss = loss;
-            _random = new Random(seed);
-            _front.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            _back.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            _ = Task.Run(() => Pump(_front, toServer: true));
-            _ = Task.Run(() => Pump(_back, toServer: false));
-        }
-
-        public IPEndPoint EndPoint => (IPEndPoint)_front.LocalEndPoint!;
-
-        private async Task Pump(Socket socket, bool toServer)
-        {
-            byte[] buffer = new byte[65536];
-            try
-            {
-                while (!_stop.IsCancellationRequested)
-                {
-                    SocketReceiveFromResult r = await socket.ReceiveFromAsync(buffer, new IPEndPoint(IPAddress.Any, 0), _stop.Token);
-                    if (toServer) _client = r.RemoteEndPoint;
-                    bool drop;
-                    lock (_random) drop = _random.NextDouble() < _loss;
-                    if (drop) { Interlocked.Increment(ref Dropped); continue; }
-                    if (toServer) await _back.SendToAsync(buffer.AsMemory(0, r.ReceivedBytes), _server);
-                    else if (_client is not null) await _front.SendToAsync(buffer.AsMemory(0, r.ReceivedBytes), _client);
-                }
-            }
-            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
-            {
-            }
-        }
-
-        public void Dispose()
-        {
-            _stop.Cancel();
-            _front.Dispose();
-            _back.Dispose();
-        }
-    }
-
     [Theory]
     [InlineData(0.05, 1)]
     [InlineData(0.05, 2)]
     public async Task SmallExchangesCompleteThroughALossyRelay(double loss, int seed)
     {
         await using QuicListener listener = await QuicApiTestEnvironment.ListenAsync(QuicProvider.Managed, IPAddress.Loopback);
-        using var relay = new LossyUdpRelay(listener.LocalEndPoint, loss, seed);
+        using var relay = new UdpTestRelay(listener.LocalEndPoint, loss, seed);
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(120));
         QuicClientConnectionOptions options = QuicApiTestEnvironment.ClientOptions(relay.EndPoint);
         Task<QuicConnection> accept = listener.AcceptConnectionAsync(timeout.Token).AsTask();

@@ -47,6 +47,20 @@ public class PublicSurfaceTests
         ["method System.Net.Quic.Managed.QuicListener.static System.Threading.Tasks.ValueTask<System.Net.Quic.Managed.QuicListener> ListenAsync(System.Net.Quic.Managed.QuicListenerOptions, System.Net.Quic.Managed.QuicProvider, System.Threading.CancellationToken=)"] = "per-instance provider: wins over the AppContext switch and DOTNET_SYSTEM_NET_QUIC_PROVIDER",
         ["method System.Net.Quic.Managed.QuicConnection.static System.Boolean IsProviderSupported(System.Net.Quic.Managed.QuicProvider)"] = "IsSupported for an explicit provider (msquic needs libmsquic)",
         ["method System.Net.Quic.Managed.QuicListener.static System.Boolean IsProviderSupported(System.Net.Quic.Managed.QuicProvider)"] = "IsSupported for an explicit provider (msquic needs libmsquic)",
+        ["type sealed class System.Net.Quic.Managed.QuicSessionTicketStore : System.Object"] = "session resumption (issue 5 extension): the client's ticket store",
+        ["ctor System.Net.Quic.Managed.QuicSessionTicketStore(System.Int32)"] = "ticket store with a per-server bound",
+        ["method System.Net.Quic.Managed.QuicSessionTicketStore.System.Boolean Equals(System.Object)"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicSessionTicketStore.System.Int32 GetHashCode()"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicSessionTicketStore.System.String ToString()"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicSessionTicketStore.System.Type GetType()"] = "inherited from object",
+        ["method System.Net.Quic.Managed.QuicSessionTicketStore.System.Void Clear()"] = "forget all tickets",
+        ["property System.Net.Quic.Managed.QuicSessionTicketStore.System.Int32 Count {get;}"] = "tickets held",
+        ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Net.Quic.Managed.QuicSessionTicketStore SessionTicketStore {get;set;}"] = "opt-in session resumption",
+        ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Boolean EnableEarlyData {get;set;}"] = "opt-in 0-RTT on the client (replayable data)",
+        ["property System.Net.Quic.Managed.QuicServerConnectionOptions.System.Boolean EnableEarlyData {get;set;}"] = "opt-in 0-RTT acceptance on the server",
+        ["property System.Net.Quic.Managed.QuicConnection.System.Boolean IsResumed {get;}"] = "whether the handshake resumed a session",
+        ["property System.Net.Quic.Managed.QuicConnection.System.Boolean IsEarlyDataAccepted {get;}"] = "whether 0-RTT data was accepted",
+        ["method System.Net.Quic.Managed.QuicConnection.System.Threading.Tasks.ValueTask WaitForHandshakeAsync(System.Threading.CancellationToken=)"] = "ConnectAsync returns early with 0-RTT; this waits for the handshake",
     };
 
     private readonly ITestOutputHelper _output;

@@ -43,6 +43,16 @@ internal sealed class FakeCryptoHandshake : ICryptoHandshake
 
     public string? ServerName => "fake.example";
 
+    public bool IsResumed => false;
+
+    public bool EarlyDataAccepted => false;
+
+    public bool TryTakeSessionTicket(out System.Net.Quic.Managed.Tls.TlsSessionTicket ticket)
+    {
+        ticket = null!;
+        return false;
+    }
+
     public void Start(ReadOnlySpan<byte> localTransportParameters, long nowUs)
     {
         _localParameters = localTransportParameters.ToArray();

@@ -96,6 +96,13 @@ internal sealed class QuicPair : IDisposable
         return ClientConnection;
     }
 
+    /// <summary>A further client connection on the same pair (e.g. resuming the first): the next accepted one becomes <see cref="ServerConnection"/>.</summary>
+    public Connection ConnectAgain()
+    {
+        ServerConnection = null;
+        return Connect();
+    }
+
     /// <summary>Runs until <paramref name="condition"/> holds or <paramref name="maxDurationUs"/> of virtual time passed.</summary>
     public SimRunResult RunUntil(Func<bool> condition, long maxDurationUs = 30_000_000)
         => Network.RunUntil(() =>

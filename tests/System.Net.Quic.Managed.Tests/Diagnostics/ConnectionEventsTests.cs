@@ -21,9 +21,9 @@ public class ConnectionEventsTests
     public async Task ConnectionHandshakeStreamAndCloseEventsCarryTheirPayload()
     {
         using var listener = new RecordingEventListener(EventLevel.Verbose, s_allKeywords);
-        await using QuicListener quicListener = await QuicApiTestEnvironment.ListenAsync(QuicProviderKind.Managed, IPAddress.Loopback);
+        await using QuicListener quicListener = await QuicApiTestEnvironment.ListenAsync(QuicProvider.Managed, IPAddress.Loopback);
         string listenAt = quicListener.LocalEndPoint.ToString();
-        (QuicConnection client, QuicConnection server) = await QuicApiTestEnvironment.ConnectPairAsync(QuicProviderKind.Managed, quicListener);
+        (QuicConnection client, QuicConnection server) = await QuicApiTestEnvironment.ConnectPairAsync(QuicProvider.Managed, quicListener);
         string clientAt = client.LocalEndPoint.ToString();
 
         // ConnectionStarted: role and both addresses; its ID names the connection in every later event.
@@ -102,9 +102,9 @@ public class ConnectionEventsTests
         try
         {
             QuicManagedDiagnostics.KeyLogFilePath = keyLog;
-            await using (QuicListener quicListener = await QuicApiTestEnvironment.ListenAsync(QuicProviderKind.Managed, IPAddress.Loopback))
+            await using (QuicListener quicListener = await QuicApiTestEnvironment.ListenAsync(QuicProvider.Managed, IPAddress.Loopback))
             {
-                (QuicConnection client, QuicConnection server) = await QuicApiTestEnvironment.ConnectPairAsync(QuicProviderKind.Managed, quicListener);
+                (QuicConnection client, QuicConnection server) = await QuicApiTestEnvironment.ConnectPairAsync(QuicProvider.Managed, quicListener);
                 Assert.True(await listener.WaitUntilAsync(() => listener.Named("Secret").Length >= 8, s_wait), "4 secrets on each side");
                 await client.CloseAsync(0);
                 await client.DisposeAsync();
@@ -145,12 +145,12 @@ public class ConnectionEventsTests
         using var listener = new RecordingEventListener(EventLevel.Warning, QuicEventSource.Keywords.Datagrams);
         long failuresBefore = QuicTelemetryCounters.HandshakeFailures;
         long completedBefore = QuicTelemetryCounters.HandshakesCompleted;
-        await using QuicListener quicListener = await QuicApiTestEnvironment.ListenAsync(QuicProviderKind.Managed, IPAddress.Loopback);
+        await using QuicListener quicListener = await QuicApiTestEnvironment.ListenAsync(QuicProvider.Managed, IPAddress.Loopback);
         // The server speaks "test" only: RFC 9001 §8.1 says a server with no common ALPN fails the handshake with
         // the no_application_protocol alert, i.e. CRYPTO_ERROR 0x100 + 120 (RFC 9001 §4.8).
         QuicClientConnectionOptions options = QuicApiTestEnvironment.ClientOptions(quicListener.LocalEndPoint, alpn: "other");
         using var timeout = new CancellationTokenSource(s_wait);
-        await Assert.ThrowsAnyAsync<Exception>(() => QuicApiTestEnvironment.ConnectAsync(QuicProviderKind.Managed, options, timeout.Token));
+        await Assert.ThrowsAnyAsync<Exception>(() => QuicApiTestEnvironment.ConnectAsync(QuicProvider.Managed, options, timeout.Token));
 
         Assert.True(await listener.WaitUntilAsync(() => listener.Named("HandshakeFailed").Length >= 2, s_wait), "both sides report the failure");
         EventWrittenEventArgs[] failed = listener.Named("HandshakeFailed");
@@ -177,8 +177,8 @@ public class ConnectionEventsTests
         meterListener.RecordObservableInstruments();
         var before = new Dictionary<string, double>(measured);
 
-        await using QuicListener quicListener = await QuicApiTestEnvironment.ListenAsync(QuicProviderKind.Managed, IPAddress.Loopback);
-        (QuicConnection client, QuicConnection server) = await QuicApiTestEnvironment.ConnectPairAsync(QuicProviderKind.Managed, quicListener);
+        await using QuicListener quicListener = await QuicApiTestEnvironment.ListenAsync(QuicProvider.Managed, IPAddress.Loopback);
+        (QuicConnection client, QuicConnection server) = await QuicApiTestEnvironment.ConnectPairAsync(QuicProvider.Managed, quicListener);
         byte[] payload = new byte[256 * 1024];
         await using (QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Unidirectional))
         {

@@ -12,6 +12,9 @@ namespace QuicManaged.Interop.Runner;
 /// <summary>Runs the client or server role of the quic-interop-runner contract over the QUIC transport.</summary>
 internal static class InteropEndpointRunner
 {
+    /// <summary>Session tickets of this process: the resumption and zerortt cases resume the first connection's session.</summary>
+    private static readonly QuicSessionTicketStore s_tickets = new();
+
     public static async Task<int> RunAsync(InteropConfiguration config, TextWriter log, CancellationToken cancellationToken)
     {
         InteropTestCase? testCase = InteropTestCase.Find(config.TestCase);
@@ -101,6 +104,7 @@ internal static class InteropEndpointRunner
 
     private static async Task<bool> FetchOverOneConnectionAsync(InteropConfiguration config, InteropTestCase testCase, string alpn, Uri first, IReadOnlyList<Uri> urls, TextWriter log, CancellationToken cancellationToken)
     {
+        bool resumes = testCase.Name is "resumption" or "zerortt";
         SslClientAuthenticationOptions tls = new()
         {
             ApplicationProtocols = [new SslApplicationProtocol(alpn)],
@@ -123,12 +127,31 @@ internal static class InteropEndpointRunner
             DefaultCloseErrorCode = (long)Http3ErrorCode.NoError,
             MaxInboundUnidirectionalStreams = 8,
             ClientAuthenticationOptions = tls,
+            SessionTicketStore = resumes ? s_tickets : null,
+            // zerortt: with a ticket, ConnectAsync returns at once and the requests below leave as 0-RTT.
+            EnableEarlyData = testCase.Name == "zerortt",
         };
         QuicConnection connection = await QuicConnection.ConnectAsync(options, cancellationToken).ConfigureAwait(false);
-        // One greppable line per connection: the harness checks the negotiated suite for chacha20.
-        log.WriteLine($"connected {connection.LocalEndPoint} -> {connection.RemoteEndPoint}: alpn={connection.NegotiatedApplicationProtocol} cipher={connection.NegotiatedCipherSuite}");
         await using QuicMultiplexedConnection multiplexed = new(connection);
-        return await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
+        bool ok = await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
+        await connection.WaitForHandshakeAsync(cancellationToken).ConfigureAwait(false);
+        // One greppable line per connection: the harness checks the negotiated suite (chacha20), resumption and 0-RTT.
+        log.WriteLine($"connected {connection.LocalEndPoint} -> {connection.RemoteEndPoint}: alpn={connection.NegotiatedApplicationProtocol} cipher={connection.NegotiatedCipherSuite} resumed={connection.IsResumed} early_data_accepted={connection.IsEarlyDataAccepted}");
+        if (resumes && s_tickets.Count == 0)
+        {
+            // The next connection resumes with this one's ticket, which the server sends after the handshake.
+            using CancellationTokenSource wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            wait.CancelAfter(TimeSpan.FromSeconds(2));
+            try
+            {
+                while (s_tickets.Count == 0) await Task.Delay(10, wait.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+            {
+                log.WriteLine("no session ticket arrived within 2 s: the next connection cannot resume");
+            }
+        }
+        return ok;
     }
 
     private static async Task<int> RunServerAsync(InteropConfiguration config, InteropTestCase testCase, TextWriter log, CancellationToken cancellationToken)
@@ -181,6 +204,8 @@ internal static class InteropEndpointRunner
                         DefaultCloseErrorCode = (long)Http3ErrorCode.NoError,
                         MaxInboundBidirectionalStreams = 1000,
                         MaxInboundUnidirectionalStreams = 8,
+                        // Session tickets are always sent (resumption); 0-RTT is accepted for the zerortt case only.
+                        EnableEarlyData = testCase.Name == "zerortt",
                         ServerAuthenticationOptions = new SslServerAuthenticationOptions
                         {
                             ApplicationProtocols = [new SslApplicationProtocol(alpn)],
