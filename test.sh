@@ -40,6 +40,12 @@ passed=$(count passed); failed=$(count failed); total=$(count total); executed=$
 skipped=$((total - executed))
 if [ "$unit_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; echo "test.sh: the test run failed outside any test (exit $unit_rc)"; fi
 
+# The NuGet package and the samples that consume it from a local feed: one "PASS/FAIL samples ..." line.
+if [ -x samples/run.sh ]; then
+  samples/run.sh | tee "$results/samples.txt"
+  passed=$((passed + $(grep -c '^PASS ' "$results/samples.txt"))); failed=$((failed + $(grep -c '^FAIL ' "$results/samples.txt")))
+fi
+
 # Interop cases against independent stacks write "PASS name" / "FAIL name" / "SKIP name: reason" lines.
 if [ -x tests/interop/run.sh ] && [ "${QUIC_SKIP_INTEROP:-0}" != 1 ]; then
   tests/interop/run.sh --ci | tee "$results/interop.txt"

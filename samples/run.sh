@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Packs QuicManaged (dotnet pack), builds the echo samples against that package from a local feed, runs them on
+# loopback, and prints one line: "PASS samples echo-from-package" or "FAIL samples echo-from-package: <reason>".
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+feed="$root/artifacts/packages"
+cache="$root/artifacts/samples-nuget"   # private package cache: a rebuilt package with the same version is not stale
+log="$root/artifacts/samples.log"
+mkdir -p "$feed" && : > "$log"
+version="0.1.0-local.$(date +%s)"
+fail() { echo "FAIL samples echo-from-package: $1"; exit 0; }
+
+dotnet pack "$root/src/System.Net.Quic.Managed" -c Release -o "$feed" -p:Version="$version" -nologo >> "$log" 2>&1 || fail "dotnet pack failed (artifacts/samples.log)"
+[ -f "$feed/QuicManaged.$version.nupkg" ] || fail "no QuicManaged.$version.nupkg in artifacts/packages"
+for s in EchoServer EchoClient; do
+  dotnet build "$here/$s" -c Release -p:QuicManagedVersion="$version" --packages "$cache" -nologo >> "$log" 2>&1 || fail "$s does not build against the package (artifacts/samples.log)"
+done
+server_out="$root/artifacts/samples-server.out"
+dotnet "$here/EchoServer/bin/Release/net10.0/EchoServer.dll" 0 > "$server_out" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null' EXIT
+for _ in $(seq 1 100); do grep -q "listening on" "$server_out" && break; sleep 0.1; done
+port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$server_out")
+[ -n "$port" ] || fail "the echo server did not start: $(head -c 200 "$server_out")"
+out=$(timeout 30 dotnet "$here/EchoClient/bin/Release/net10.0/EchoClient.dll" "$port" "echo through the package" 2>&1) || fail "client failed: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+echo "$out" >> "$log"
+echo "$out" | grep -q "^echo: echo through the package$" || fail "unexpected client output: $out"
+echo "PASS samples echo-from-package"
