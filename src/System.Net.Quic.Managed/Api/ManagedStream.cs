@@ -35,6 +35,9 @@ internal sealed class ManagedStream : QuicStreamImpl
     private int _disposed;
     private int _readInProgress;
     private int _writeInProgress;
+    // Reused for every read and write (one of each at a time): no allocation per operation.
+    private StreamReadRequest? _readRequest;
+    private StreamWriteRequest? _writeRequest;
 
     public ManagedStream(ManagedConnection connection, long id, QuicStreamType type, bool canRead, bool canWrite)
     {
@@ -85,9 +88,10 @@ internal sealed class ManagedStream : QuicStreamImpl
             Volatile.Write(ref _readInProgress, 0);
             return ValueTask.FromException<int>(ended);
         }
-        var request = new StreamReadRequest(this, buffer, cancellationToken);
+        StreamReadRequest request = _readRequest ??= new StreamReadRequest(this);
+        ValueTask<int> result = request.Start(buffer, cancellationToken);
         _connection.Host.Post(request);
-        return new ValueTask<int>(request.Task);
+        return result;
     }
 
     public void StartRead(StreamReadRequest request)
@@ -100,7 +104,6 @@ internal sealed class ManagedStream : QuicStreamImpl
     {
         StreamReadRequest request = _pendingRead!;
         _pendingRead = null;
-        Volatile.Write(ref _readInProgress, 0);
         request.Complete(bytes);
     }
 
@@ -109,7 +112,6 @@ internal sealed class ManagedStream : QuicStreamImpl
         StreamReadRequest? request = _pendingRead;
         if (request is null) return;
         _pendingRead = null;
-        Volatile.Write(ref _readInProgress, 0);
         request.Fail(exception);
     }
 
@@ -176,9 +178,10 @@ internal sealed class ManagedStream : QuicStreamImpl
             Volatile.Write(ref _writeInProgress, 0);
             return ValueTask.FromException(ended);
         }
-        var request = new StreamWriteRequest(this, buffer, completeWrites, cancellationToken);
+        StreamWriteRequest request = _writeRequest ??= new StreamWriteRequest(this);
+        ValueTask result = request.Start(buffer, completeWrites, cancellationToken);
         _connection.Host.Post(request);
-        return new ValueTask(request.Task);
+        return result;
     }
 
     public void StartWrite(StreamWriteRequest request)
@@ -192,7 +195,6 @@ internal sealed class ManagedStream : QuicStreamImpl
         StreamWriteRequest? request = _pendingWrite;
         if (request is null) return;
         _pendingWrite = null;
-        Volatile.Write(ref _writeInProgress, 0);
         request.Fail(exception);
     }
 
@@ -225,7 +227,6 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (!request.Remaining.IsEmpty) return;
         if (fin) _finWritten = true;
         _pendingWrite = null;
-        Volatile.Write(ref _writeInProgress, 0);
         request.Complete();
     }
 
@@ -265,23 +266,39 @@ internal sealed class ManagedStream : QuicStreamImpl
         RemoveIfDone();
     }
 
-    public void PostCancel(StreamReadRequest request)
-        => _connection.Host.Post(new DriverCall(static (state, _) => ((StreamReadRequest)state).CancelOnDriver(), request));
+    /// <summary>App thread: the read's result was taken; the next read may start.</summary>
+    public void OnReadConsumed() => Volatile.Write(ref _readInProgress, 0);
 
-    public void PostCancel(StreamWriteRequest request)
-        => _connection.Host.Post(new DriverCall(static (state, _) => ((StreamWriteRequest)state).CancelOnDriver(), request));
+    /// <summary>App thread: the write's result was taken; the next write may start.</summary>
+    public void OnWriteConsumed() => Volatile.Write(ref _writeInProgress, 0);
+
+    // Cancellation callbacks post the generation they belong to: by the time the driver runs them the request may be
+    // serving a later operation, which they must not touch. (Allocates only when a token actually fires.)
+    public void PostCancel(StreamReadRequest request, short version)
+        => _connection.Host.Post(new DriverCall(static (state, _) =>
+        {
+            var (stream, version) = ((ManagedStream, short))state;
+            stream.CancelRead(version);
+        }, (this, version)));
+
+    public void PostCancel(StreamWriteRequest request, short version)
+        => _connection.Host.Post(new DriverCall(static (state, _) =>
+        {
+            var (stream, version) = ((ManagedStream, short))state;
+            stream.CancelWrite(version);
+        }, (this, version)));
 
     /// <summary>Driver thread: a pending read was cancelled; like System.Net.Quic, the read side is aborted.</summary>
-    public void CancelRead(StreamReadRequest request)
+    private void CancelRead(short version)
     {
-        if (_pendingRead != request) return;
+        if (_pendingRead is not { } request || request.Version != version) return;
         FailRead(new OperationCanceledException(request.CancellationToken));
         AbortReadOnDriver((ulong)_connection.DefaultStreamErrorCode);
     }
 
-    public void CancelWrite(StreamWriteRequest request)
+    private void CancelWrite(short version)
     {
-        if (_pendingWrite != request) return;
+        if (_pendingWrite is not { } request || request.Version != version) return;
         FailWrite(new OperationCanceledException(request.CancellationToken));
         AbortWriteOnDriver((ulong)_connection.DefaultStreamErrorCode);
     }

@@ -1,57 +1,79 @@
 using System.Net.Quic.Managed.Io;
 using System.Threading;
 using System.Threading.Tasks;
+using System.Threading.Tasks.Sources;
 
 namespace System.Net.Quic.Managed;
 
 /// <summary>
-/// A WriteAsync handed to the driver thread. It completes once the core's send buffer accepted every byte
-/// (backpressure: the app's buffer is free again then), not when the peer acknowledged them.
+/// A stream's WriteAsync handed to the driver thread. It completes once the core's send buffer accepted every byte
+/// (backpressure: the app's buffer is free again then), not when the peer acknowledged them. One per stream, reused for
+/// every write (one write at a time), so steady-state writes allocate nothing.
 /// </summary>
-internal sealed class StreamWriteRequest : IDriverWorkItem
+internal sealed class StreamWriteRequest : IDriverWorkItem, IValueTaskSource
 {
     private readonly ManagedStream _stream;
-    private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly CancellationTokenRegistration _registration;
+    private ManualResetValueTaskSourceCore<bool> _completion = new() { RunContinuationsAsynchronously = true };
+    private CancellationTokenRegistration _registration;
 
-    public StreamWriteRequest(ManagedStream stream, ReadOnlyMemory<byte> buffer, bool fin, CancellationToken cancellationToken)
-    {
-        _stream = stream;
-        Remaining = buffer;
-        Fin = fin;
-        CancellationToken = cancellationToken;
-        if (cancellationToken.CanBeCanceled)
-        {
-            _registration = cancellationToken.UnsafeRegister(static state =>
-            {
-                var request = (StreamWriteRequest)state!;
-                request._stream.PostCancel(request);
-            }, this);
-        }
-    }
+    public StreamWriteRequest(ManagedStream stream) => _stream = stream;
 
     public ReadOnlyMemory<byte> Remaining { get; set; }
 
-    public bool Fin { get; set; }
+    public bool Fin { get; private set; }
 
-    public CancellationToken CancellationToken { get; }
+    public CancellationToken CancellationToken { get; private set; }
 
-    public Task Task => _completion.Task;
+    /// <summary>The generation of the write in progress.</summary>
+    public short Version => _completion.Version;
+
+    /// <summary>App thread: arms the request for one write (the stream guarantees no other write is in progress).</summary>
+    public ValueTask Start(ReadOnlyMemory<byte> buffer, bool fin, CancellationToken cancellationToken)
+    {
+        _completion.Reset();
+        Remaining = buffer;
+        Fin = fin;
+        CancellationToken = cancellationToken;
+        _registration = cancellationToken.CanBeCanceled
+            ? cancellationToken.UnsafeRegister(static state =>
+            {
+                var request = (StreamWriteRequest)state!;
+                request._stream.PostCancel(request, request.Version);
+            }, this)
+            : default;
+        return new ValueTask(this, _completion.Version);
+    }
 
     public void Execute(long nowUs) => _stream.StartWrite(this);
 
     public void Complete()
     {
         _registration.Dispose();
-        _completion.TrySetResult();
+        Remaining = default;
+        _completion.SetResult(true);
     }
-
-    public void CancelOnDriver() => _stream.CancelWrite(this);
 
     public void Fail(Exception exception)
     {
         _registration.Dispose();
-        if (exception is OperationCanceledException) _completion.TrySetCanceled(CancellationToken);
-        else _completion.TrySetException(exception);
+        Remaining = default;
+        _completion.SetException(exception is OperationCanceledException ? new OperationCanceledException(CancellationToken) : exception);
     }
+
+    public void GetResult(short token)
+    {
+        try
+        {
+            _completion.GetResult(token);
+        }
+        finally
+        {
+            _stream.OnWriteConsumed();
+        }
+    }
+
+    public ValueTaskSourceStatus GetStatus(short token) => _completion.GetStatus(token);
+
+    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => _completion.OnCompleted(continuation, state, token, flags);
 }

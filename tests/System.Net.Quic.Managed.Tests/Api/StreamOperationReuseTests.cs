@@ -1,0 +1,68 @@
+using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
+
+namespace System.Net.Quic.Managed.Tests.Api;
+
+/// <summary>
+/// A managed stream reuses one read and one write operation object (no allocation per ReadAsync/WriteAsync). These
+/// tests check what reuse could break: a cancellation that fires after its operation finished must not cancel the next
+/// one, concurrent operations are still refused, and a cancelled read still aborts the read side.
+/// </summary>
+public class StreamOperationReuseTests
+{
+    [Fact]
+    public async Task LateCancellationsDoNotTouchLaterOperations()
+    {
+        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
+        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
+        await using (client)
+        await using (server)
+        {
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+            await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token);
+            await outbound.WriteAsync(new byte[] { 0 }, timeout.Token);
+            await using QuicStream inbound = await server.AcceptInboundStreamAsync(timeout.Token);
+            byte[] one = new byte[1];
+            Assert.Equal(1, await inbound.ReadAsync(one, timeout.Token));
+
+            for (int i = 1; i <= 200; i++)
+            {
+                using var writeCts = new CancellationTokenSource();
+                await outbound.WriteAsync(new[] { (byte)i }, writeCts.Token);
+                writeCts.Cancel(); // after completion: must not reach the next write
+
+                using var readCts = new CancellationTokenSource();
+                int n = await inbound.ReadAsync(one, readCts.Token);
+                readCts.Cancel(); // after completion: must not reach the next read
+                Assert.Equal(1, n);
+                Assert.Equal((byte)i, one[0]);
+            }
+            Assert.False(inbound.ReadsClosed.IsCompleted);
+            Assert.False(outbound.WritesClosed.IsCompleted);
+        }
+    }
+
+    [Fact]
+    public async Task ConcurrentReadIsRefusedAndCancelledReadAbortsReading()
+    {
+        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
+        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
+        await using (client)
+        await using (server)
+        {
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+            await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token);
+            await outbound.WriteAsync(new byte[] { 1 }, timeout.Token);
+            await using QuicStream inbound = await server.AcceptInboundStreamAsync(timeout.Token);
+            Assert.Equal(1, await inbound.ReadAsync(new byte[1], timeout.Token));
+
+            using var cts = new CancellationTokenSource();
+            ValueTask<int> pending = inbound.ReadAsync(new byte[1], cts.Token);
+            Assert.Throws<InvalidOperationException>(() => { _ = inbound.ReadAsync(new byte[1], timeout.Token); });
+            cts.Cancel();
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await pending);
+            // System.Net.Quic semantics: a cancelled read aborts the read side.
+            QuicException e = await Assert.ThrowsAsync<QuicException>(async () => _ = await inbound.ReadAsync(new byte[1], timeout.Token));
+            Assert.Equal(QuicError.OperationAborted, e.QuicError);
+        }
+    }
+}
