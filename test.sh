@@ -40,6 +40,21 @@ passed=$(count passed); failed=$(count failed); total=$(count total); executed=$
 skipped=$((total - executed))
 if [ "$unit_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; echo "test.sh: the test run failed outside any test (exit $unit_rc)"; fi
 
+# The README's main job (QuicPerf) still runs: a short loopback transfer, and -s/-c as two processes.
+perf_dll=tools/QuicPerf/bin/Release/net10.0/QuicPerf.dll
+{
+  if out=$(timeout 60 dotnet "$perf_dll" -t 2 2>&1) && echo "$out" | grep -q '^second 1: .* gbit/s (.* bytes received)' \
+      && echo "$out" | grep -q 'time to first byte'; then echo "PASS quicperf loopback"
+  else echo "FAIL quicperf loopback: $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
+  timeout 30 dotnet "$perf_dll" -s -p 18089 > "$results/quicperf-server.log" 2>&1 &
+  perf_server=$!
+  for _ in $(seq 1 100); do grep -q "serving on" "$results/quicperf-server.log" 2>/dev/null && break; sleep 0.1; done
+  if out=$(timeout 30 dotnet "$perf_dll" -c 127.0.0.1 -p 18089 -t 2 2>&1) && echo "$out" | grep -q '^second 1: .* gbit/s'; then echo "PASS quicperf server-client"
+  else echo "FAIL quicperf server-client: $(echo "$out" | tail -n 2 | tr '\n' ' ')"; fi
+  kill "$perf_server" 2>/dev/null; wait "$perf_server" 2>/dev/null
+} | tee "$results/quicperf.txt"
+passed=$((passed + $(grep -c '^PASS ' "$results/quicperf.txt"))); failed=$((failed + $(grep -c '^FAIL ' "$results/quicperf.txt")))
+
 # The NuGet package and the samples that consume it from a local feed: one "PASS/FAIL samples ..." line.
 if [ -x samples/run.sh ]; then
   samples/run.sh | tee "$results/samples.txt"

@@ -8,17 +8,30 @@ namespace QuicManaged.Tools.QuicPerf;
 public sealed class PerfOptions
 {
     public const string Usage = """
-        usage: QuicPerf [--seconds N] [--bytes N[K|M|G]] [--streams N] [--provider managed|msquic|tcp-tls]
-                        [--ipv6] [--cipher aes128|aes256|chacha20] [--cert ecdsa|rsa] [--window N[K|M]]
-          Loopback transfer (download: the server sends, the client counts) between a client and a server in
-          this process. Default: 5 seconds, 1 stream, managed provider, IPv4, the stack's default cipher.
-          --bytes N        transfer N bytes in total (split over the streams) instead of running for --seconds
+        usage: QuicPerf [-s | -c HOST] [-p PORT] [-t SECONDS] [--bytes N[K|M|G]] [--streams N]
+                        [--provider managed|msquic|tcp-tls] [--ipv6] [--cipher aes128|aes256|chacha20] [--cert ecdsa|rsa]
+                        [--window N[K|M]]
+          With neither -s nor -c: a loopback transfer (download: the server sends, the client counts) between a
+          client and a server in this process. Default: 10 seconds, 1 stream, managed provider, IPv4.
+          -s               run a server on PORT (all addresses) until Ctrl-C
+          -c HOST          run a client against a QuicPerf server on HOST:PORT (name or address)
+          -p, --port N     server port for -s/-c (default 18080, qperf's)
+          -t, --seconds N  duration of the download (default 10)
+          --bytes N        transfer N bytes in total (split over the streams) instead of running for -t
           --streams N      parallel streams on one connection (tcp-tls: N connections)
           --window N       QUIC stream receive window, a power of 2 (default 16M)
         exit codes: 0 ok, 1 bad arguments or transfer failed, 2 provider not available here (reason printed)
         """;
 
-    public double Seconds { get; private set; } = 5;
+    public double Seconds { get; private set; } = 10;
+
+    /// <summary>-s: serve until stopped.</summary>
+    public bool Server { get; private set; }
+
+    /// <summary>-c HOST: the server to download from (null: loopback in this process).</summary>
+    public string? ClientOf { get; private set; }
+
+    public int Port { get; private set; } = 18080;
 
     public long? Bytes { get; private set; }
 
@@ -44,7 +57,18 @@ public sealed class PerfOptions
             string? value = i + 1 < args.Length ? args[i + 1] : null;
             switch (arg)
             {
-                case "--seconds" when value is not null && double.TryParse(value, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s > 0:
+                case "-s":
+                    options.Server = true;
+                    break;
+                case "-c" when value is not null && !value.StartsWith('-'):
+                    options.ClientOf = value;
+                    i++;
+                    break;
+                case "-p" or "--port" when value is not null && int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int port) && port is > 0 and <= 65535:
+                    options.Port = port;
+                    i++;
+                    break;
+                case "-t" or "--seconds" when value is not null && double.TryParse(value, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s > 0:
                     options.Seconds = s;
                     i++;
                     break;
@@ -91,11 +115,16 @@ public sealed class PerfOptions
                     error = "";
                     return false;
                 default:
-                    error = value is null || !arg.StartsWith("--", StringComparison.Ordinal)
+                    error = value is null || !arg.StartsWith("-", StringComparison.Ordinal)
                         ? $"unexpected argument '{arg}'"
                         : $"bad value '{value}' for {arg}";
                     return false;
             }
+        }
+        if (options.Server && options.ClientOf is not null)
+        {
+            error = "-s and -c exclude each other";
+            return false;
         }
         return true;
     }

@@ -17,6 +17,7 @@ public sealed class PerfRun
     private long _reads;
     private int _failedStreams;
     private string? _firstFailure;
+    private long _firstByteTicks = long.MaxValue;
 
     public PerfRun(PerfOptions options) => _options = options;
 
@@ -31,17 +32,38 @@ public sealed class PerfRun
         }
 
         using X509Certificate2 certificate = SelfSignedCertificate.Create(_options.RsaCertificate);
+        IPEndPoint? remote = null;
+        if (_options.ClientOf is { } host)
+        {
+            IPAddress? address = IPAddress.TryParse(host, out IPAddress? literal) ? literal : null;
+            if (address is null)
+            {
+                IPAddress[] found = await Dns.GetHostAddressesAsync(host).ConfigureAwait(false);
+                address = found.Length > 0 ? found[0] : null;
+            }
+            if (address is null)
+            {
+                Console.Error.WriteLine($"cannot resolve '{host}'");
+                return 1;
+            }
+            remote = new IPEndPoint(address, _options.Port);
+        }
         var transportOptions = new PerfTransportOptions
         {
-            Address = _options.IPv6 ? IPAddress.IPv6Loopback : IPAddress.Loopback,
+            Address = _options.Server ? (_options.IPv6 ? IPAddress.IPv6Any : IPAddress.Any) : _options.IPv6 ? IPAddress.IPv6Loopback : IPAddress.Loopback,
+            Port = _options.Server ? _options.Port : 0,
+            Remote = remote,
             Certificate = certificate,
             CipherSuite = _options.Cipher,
             StreamReceiveWindow = _options.StreamWindow,
         };
-        var wire = kind == PerfTransportKind.Managed ? new ManagedWireCounters() : null;
+        var wire = kind == PerfTransportKind.Managed && remote is null ? new ManagedWireCounters() : null;
         await using PerfTransport transport = PerfTransport.Create(kind);
         using var setupTimeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-        await transport.StartAsync(transportOptions, setupTimeout.Token).ConfigureAwait(false);
+        if (_options.Server) return await ServeAsync(transport, transportOptions, name).ConfigureAwait(false);
+        if (remote is null) await transport.StartAsync(transportOptions, setupTimeout.Token).ConfigureAwait(false);
+        else transport.ConfigureClient(transportOptions);
+        IPEndPoint target = remote ?? transport.ListenEndPoint;
 
         // Handshakes: one QUIC connection carries all streams; TCP needs a connection per stream.
         int connectionCount = transport.MultiplexesStreams ? 1 : _options.Streams;
@@ -73,7 +95,7 @@ public sealed class PerfRun
             ? $"downloading {b} bytes"
             : string.Create(CultureInfo.InvariantCulture, $"downloading for {_options.Seconds:0.#} s");
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"{name}: connected to {transport.ListenEndPoint} with {negotiated}, handshake {firstHandshakeMs:F1} ms; {what} on {_options.Streams} stream(s)"));
+            $"{name}: connected to {target} with {negotiated}, handshake {firstHandshakeMs:F1} ms; {what} on {_options.Streams} stream(s)"));
         if (_options.Cipher is { } wanted && wanted != negotiated)
         {
             Console.WriteLine($"warning: asked for {wanted} but {negotiated} was negotiated (the provider ignores CipherSuitesPolicy)");
@@ -95,7 +117,7 @@ public sealed class PerfRun
         }
         Task all = Task.WhenAll(tasks);
 
-        // qperf-style progress: one line per second of the received rate.
+        // qperf-style progress: one line per second of the received rate (path details with the managed provider).
         long lastBytes = 0;
         long lastTick = transferStart;
         int second = 0;
@@ -116,9 +138,9 @@ public sealed class PerfRun
                 {
                     // Both connection ends share these means; datagrams are both directions since the start.
                     path = string.Create(CultureInfo.InvariantCulture,
-                        $"  (srtt {p.RttMs:F2} ms, cwnd {p.CongestionWindow / 1024:F0} KiB, {w.Datagrams - (before.Wire?.Datagrams ?? 0)} datagrams, {w.Lost - (before.Wire?.Lost ?? 0)} lost so far)");
+                        $"  [srtt {p.RttMs:F2} ms, cwnd {p.CongestionWindow / 1024:F0} KiB, {w.Lost - (before.Wire?.Lost ?? 0)} lost so far]");
                 }
-                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{label}: {Mbit(bytes - lastBytes, interval):F1} Mbit/s{path}"));
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{label}: {Mbit(bytes - lastBytes, interval) / 1000:F2} gbit/s ({bytes - lastBytes} bytes received){path}"));
             }
             lastBytes = bytes;
             lastTick = now;
@@ -127,6 +149,18 @@ public sealed class PerfRun
         double elapsed = Stopwatch.GetElapsedTime(transferStart).TotalSeconds;
         var after = new ResourceSnapshot(wire);
         ThreadCpuSnapshot? threadsAfter = ThreadCpuSnapshot.Take();
+        string packets = "n/a (statistics are a managed-provider extension)";
+        long sentPackets = 0, lostPackets = 0;
+        foreach (PerfClientConnection c in connections)
+        {
+            if (c is ManagedQuicClientConnection quic)
+            {
+                System.Net.Quic.Managed.QuicConnectionStatistics st = quic.Connection.GetStatistics();
+                sentPackets += st.PacketsSent;
+                lostPackets += st.PacketsLost;
+                packets = string.Create(CultureInfo.InvariantCulture, $"{st.PacketsSent} sent, {st.PacketsReceived} received, {st.PacketsLost} lost (client connection, handshake included)");
+            }
+        }
 
         foreach (PerfClientConnection c in connections) await c.DisposeAsync().ConfigureAwait(false);
 
@@ -136,9 +170,13 @@ public sealed class PerfRun
         long allocated = after.Allocated - before.Allocated;
         var inv = CultureInfo.InvariantCulture;
         Console.WriteLine();
-        Console.WriteLine(string.Create(inv, $"summary: {name}, {_options.Streams} stream(s), {negotiated}, {(_options.IPv6 ? "IPv6" : "IPv4")} loopback, {Environment.ProcessorCount} CPUs"));
+        Console.WriteLine(string.Create(inv, $"summary: {name}, {_options.Streams} stream(s), {negotiated}, {(remote is null ? (_options.IPv6 ? "IPv6 loopback" : "IPv4 loopback") : "to " + target)}, {Environment.ProcessorCount} CPUs{(remote is null ? "" : "; CPU, allocations: this client process only")}"));
         Console.WriteLine(string.Create(inv, $"  transferred : {received} bytes ({mib:F1} MiB) in {elapsed:F2} s"));
-        Console.WriteLine(string.Create(inv, $"  throughput  : {Mbit(received, elapsed):F1} Mbit/s"));
+        Console.WriteLine(string.Create(inv, $"  throughput  : {Mbit(received, elapsed) / 1000:F3} gbit/s ({Mbit(received, elapsed):F1} Mbit/s)"));
+        Console.WriteLine(string.Create(inv, $"  connection establishment : {firstHandshakeMs:F2} ms"));
+        double ttfbMs = _firstByteTicks == long.MaxValue ? double.NaN : (_firstByteTicks - transferStart) * 1000.0 / Stopwatch.Frequency;
+        Console.WriteLine(string.Create(inv, $"  time to first byte       : {ttfbMs:F2} ms (request sent to first payload byte read)"));
+        Console.WriteLine($"  packets     : {packets}");
         long reads = Interlocked.Read(ref _reads);
         Console.WriteLine(string.Create(inv, $"  app reads   : {reads} ReadAsync calls of a {PerfRequestHandler.ChunkSize / 1024} KiB buffer, {(reads > 0 ? received / (double)reads : 0):F0} bytes each on average, {(reads > 0 ? elapsed * 1e6 / reads : 0):F0} us apart"));
         Console.WriteLine(string.Create(inv, $"  handshake   : {firstHandshakeMs:F2} ms warm ({coldHandshakeMs:F1} ms for the first, cold connection in the process incl. JIT)"));
@@ -152,7 +190,7 @@ public sealed class PerfRun
             Console.WriteLine(string.Create(inv,
                 $"  wire        : {datagrams} datagrams, {wireBytes / MiB:F1} MiB UDP payload ({(received > 0 ? wireBytes / (double)received : 0):F3}x the data read; a timed run also counts what was in flight or unread when the reader stopped), {w1.Lost - w0.Lost} packets lost (both directions)"));
         }
-        else if (kind == PerfTransportKind.Managed)
+        else if (kind == PerfTransportKind.Managed && remote is null)
         {
             Console.WriteLine("  wire        : n/a (QuicTelemetryCounters not found in System.Net.Quic.Managed)");
         }
@@ -181,6 +219,40 @@ public sealed class PerfRun
         return 0;
     }
 
+    /// <summary>-s: serves downloads on the given port until Ctrl-C (or SIGTERM).</summary>
+    private static async Task<int> ServeAsync(PerfTransport transport, PerfTransportOptions options, string name)
+    {
+        using var stop = new CancellationTokenSource();
+        Console.CancelKeyPress += (_, e) =>
+        {
+            e.Cancel = true;
+            stop.Cancel();
+        };
+        using var sigterm = System.Runtime.InteropServices.PosixSignalRegistration.Create(System.Runtime.InteropServices.PosixSignal.SIGTERM, c =>
+        {
+            c.Cancel = true;
+            stop.Cancel();
+        });
+        try
+        {
+            await transport.StartAsync(options, stop.Token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is System.Net.Sockets.SocketException or System.Net.Quic.Managed.QuicException)
+        {
+            Console.Error.WriteLine($"{name}: cannot listen on port {options.Port}: {e.Message}");
+            return 1;
+        }
+        Console.WriteLine($"{name}: serving on {transport.ListenEndPoint} (ALPN {PerfTransportOptions.Alpn}); Ctrl-C to stop");
+        try
+        {
+            await Task.Delay(Timeout.Infinite, stop.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+        }
+        return 0;
+    }
+
     private async Task DownloadAsync(PerfClientConnection connection, long? bytes, long deadline, CancellationToken cancellationToken)
     {
         byte[] buffer = new byte[PerfRequestHandler.ChunkSize];
@@ -194,6 +266,7 @@ public sealed class PerfRun
             {
                 int n = await stream.ReadAsync(buffer, cancellationToken).ConfigureAwait(false);
                 if (n == 0) break;
+                if (_firstByteTicks == long.MaxValue) Interlocked.CompareExchange(ref _firstByteTicks, Stopwatch.GetTimestamp(), long.MaxValue);
                 Interlocked.Add(ref _received, n);
                 Interlocked.Increment(ref _reads);
                 if (Stopwatch.GetTimestamp() >= deadline)

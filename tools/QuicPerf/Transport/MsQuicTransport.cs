@@ -45,12 +45,14 @@ public sealed class MsQuicTransport : PerfTransport
 
     public override IPEndPoint ListenEndPoint => _listener?.LocalEndPoint ?? throw new InvalidOperationException("Not started.");
 
+    public override void ConfigureClient(PerfTransportOptions options) => _options = options;
+
     public override async Task StartAsync(PerfTransportOptions options, CancellationToken cancellationToken)
     {
         _options = options;
         var listenerOptions = new QuicListenerOptions
         {
-            ListenEndPoint = new IPEndPoint(options.Address, 0),
+            ListenEndPoint = new IPEndPoint(options.Address, options.Port),
             ApplicationProtocols = new List<System.Net.Security.SslApplicationProtocol> { PerfTransportOptions.Alpn },
             ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(CreateServerOptions()),
         };
@@ -120,7 +122,7 @@ public sealed class MsQuicTransport : PerfTransport
     {
         var options = new QuicClientConnectionOptions
         {
-            RemoteEndPoint = new IPEndPoint(_options.Address, ListenEndPoint.Port),
+            RemoteEndPoint = Target(_options, () => ListenEndPoint),
             ClientAuthenticationOptions = _options.CreateClientTlsOptions(),
             DefaultStreamErrorCode = 0,
             DefaultCloseErrorCode = 0,

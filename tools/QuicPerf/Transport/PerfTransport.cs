@@ -16,6 +16,13 @@ public abstract class PerfTransport : IAsyncDisposable
 
     public abstract Task StartAsync(PerfTransportOptions options, CancellationToken cancellationToken);
 
+    /// <summary>Client-only use (-c): no server here, connections go to <see cref="PerfTransportOptions.Remote"/>.</summary>
+    public abstract void ConfigureClient(PerfTransportOptions options);
+
+    /// <summary>Where clients connect: the remote server, or this process's own.</summary>
+    protected static IPEndPoint Target(PerfTransportOptions options, Func<IPEndPoint> listenEndPoint)
+        => options.Remote ?? new IPEndPoint(options.Address, listenEndPoint().Port);
+
     /// <summary>Connects a new client (a full handshake).</summary>
     public abstract Task<PerfClientConnection> ConnectAsync(CancellationToken cancellationToken);
 

@@ -12,6 +12,12 @@ public sealed class PerfTransportOptions
     /// <summary>Loopback address to listen on and connect to (127.0.0.1 or ::1).</summary>
     public IPAddress Address { get; init; } = IPAddress.Loopback;
 
+    /// <summary>Port the server listens on (0: any free one).</summary>
+    public int Port { get; init; }
+
+    /// <summary>Client: the server to connect to; null means this process's own server (loopback runs).</summary>
+    public IPEndPoint? Remote { get; init; }
+
     /// <summary>Server certificate with private key (self-signed, generated in-process).</summary>
     public required X509Certificate2 Certificate { get; init; }
 

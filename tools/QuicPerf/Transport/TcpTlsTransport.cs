@@ -20,11 +20,13 @@ public sealed class TcpTlsTransport : PerfTransport
 
     public override IPEndPoint ListenEndPoint => (IPEndPoint?)_listener?.LocalEndPoint ?? throw new InvalidOperationException("Not started.");
 
+    public override void ConfigureClient(PerfTransportOptions options) => _options = options;
+
     public override Task StartAsync(PerfTransportOptions options, CancellationToken cancellationToken)
     {
         _options = options;
         _listener = new Socket(options.Address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-        _listener.Bind(new IPEndPoint(options.Address, 0));
+        _listener.Bind(new IPEndPoint(options.Address, options.Port));
         _listener.Listen(512);
         _acceptLoop = AcceptLoopAsync(_listener, _stop.Token);
         return Task.CompletedTask;
@@ -72,10 +74,10 @@ public sealed class TcpTlsTransport : PerfTransport
 
     public override async Task<PerfClientConnection> ConnectAsync(CancellationToken cancellationToken)
     {
-        var socket = new Socket(_options.Address.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        var socket = new Socket(Target(_options, () => ListenEndPoint).AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         try
         {
-            await socket.ConnectAsync(new IPEndPoint(_options.Address, ListenEndPoint.Port), cancellationToken).ConfigureAwait(false);
+            await socket.ConnectAsync(Target(_options, () => ListenEndPoint), cancellationToken).ConfigureAwait(false);
             var ssl = new SslStream(new NetworkStream(socket, ownsSocket: true), leaveInnerStreamOpen: false);
             await ssl.AuthenticateAsClientAsync(_options.CreateClientTlsOptions(), cancellationToken).ConfigureAwait(false);
             return new TcpTlsClientConnection(ssl);
