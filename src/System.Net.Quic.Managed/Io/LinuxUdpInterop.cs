@@ -5,7 +5,7 @@ using System.Runtime.InteropServices;
 namespace System.Net.Quic.Managed.Io;
 
 /// <summary>
-/// The only native calls of the library: Linux recvmmsg(2) and setsockopt(2) from libc, through source-generated
+/// The only native calls of the library: Linux recvmmsg(2), setsockopt(2) and poll(2) from libc, through source-generated
 /// [LibraryImport] stubs (no runtime marshalling, AOT-safe). The structures follow the kernel ABI (struct user_msghdr,
 /// mmsghdr, iovec, cmsghdr) with pointer-sized fields as nint/nuint, so one layout serves every 32- and 64-bit Linux.
 /// Constants and errno values are the asm-generic ones every architecture .NET runs on uses. Everything here is
@@ -68,6 +68,22 @@ internal static unsafe partial class LinuxUdpInterop
         public uint Length;
     }
 
+    /// <summary>struct pollfd.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct PollFd
+    {
+        public int Fd;
+        public short Events;
+        public short ReturnedEvents;
+    }
+
+    private const short PollIn = 0x001;
+    private const short PollErr = 0x008;
+    private const short PollHup = 0x010;
+
+    [LibraryImport(Libc, EntryPoint = "poll", SetLastError = true)]
+    private static partial int PollNative(PollFd* fds, nuint count, int timeoutMs);
+
     [LibraryImport(Libc, EntryPoint = "recvmmsg", SetLastError = true)]
     private static partial int RecvMmsgNative(SafeHandle socket, MMsgHdr* messages, uint count, int flags, void* timeout);
 
@@ -80,6 +96,35 @@ internal static unsafe partial class LinuxUdpInterop
         int received = RecvMmsgNative(socket, messages, (uint)count, MsgDontWait, null);
         errno = received < 0 ? Marshal.GetLastPInvokeError() : 0;
         return received;
+    }
+
+    /// <summary>
+    /// Waits up to <paramref name="timeoutMs"/> (-1: forever) until <paramref name="first"/> or <paramref name="second"/> is
+    /// readable or has an error pending (POLLERR: an ICMP error on a connected socket, which the next receive reports).
+    /// One poll(2) call where Socket.Select builds and scans lists. False on a poll error other than EINTR.
+    /// </summary>
+    public static bool WaitReadable(SafeHandle first, SafeHandle second, int timeoutMs, out bool firstReady, out bool secondReady)
+    {
+        firstReady = secondReady = false;
+        bool firstAdded = false, secondAdded = false;
+        try
+        {
+            first.DangerousAddRef(ref firstAdded);
+            second.DangerousAddRef(ref secondAdded);
+            PollFd* fds = stackalloc PollFd[2];
+            fds[0] = new PollFd { Fd = (int)first.DangerousGetHandle(), Events = PollIn };
+            fds[1] = new PollFd { Fd = (int)second.DangerousGetHandle(), Events = PollIn };
+            int result = PollNative(fds, 2, timeoutMs);
+            if (result < 0) return Marshal.GetLastPInvokeError() == EIntr;
+            firstReady = (fds[0].ReturnedEvents & (PollIn | PollErr | PollHup)) != 0;
+            secondReady = (fds[1].ReturnedEvents & (PollIn | PollErr | PollHup)) != 0;
+            return true;
+        }
+        finally
+        {
+            if (secondAdded) second.DangerousRelease();
+            if (firstAdded) first.DangerousRelease();
+        }
     }
 
     /// <summary>setsockopt with an int value; false (with <paramref name="errno"/>) when the kernel refused it.</summary>

@@ -67,6 +67,7 @@ internal sealed class UdpDriver : IDisposable
         {
             _wakeReceiver = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             _wakeReceiver.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            _wakeReceiver.Blocking = false;
             _wakeSocket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             _wakeTarget = ((IPEndPoint)_wakeReceiver.LocalEndPoint!).Serialize();
         }
@@ -221,21 +222,40 @@ internal sealed class UdpDriver : IDisposable
 
     private bool WaitConnected(int waitUs)
     {
-        _selectList.Clear();
-        _selectList.Add(_socket);
-        _selectList.Add(_wakeReceiver!);
-        // A pending ICMP error (POLLERR) does not make the socket readable to Select: ask for errors too, then the
-        // receive below fetches the error (ECONNREFUSED) and hands it to SocketErrorHandler.
-        _errorList.Clear();
-        _errorList.Add(_socket);
-        Socket.Select(_selectList, null, _errorList, waitUs);
-        bool readable = _errorList.Count > 0;
-        foreach (Socket ready in _selectList)
+        bool readable;
+        bool wake;
+        if (_receiver.IsBatched)
         {
-            if (ready == _socket) readable = true;
-            else
+            // Linux: one poll(2) on both sockets. Milliseconds truncated, as Socket.Select does: a timer due within the
+            // millisecond is then run by a zero wait.
+            if (!LinuxUdpInterop.WaitReadable(_socket.SafeHandle, _wakeReceiver!.SafeHandle, waitUs < 0 ? -1 : waitUs / 1000, out readable, out wake))
             {
-                while (_wakeReceiver!.Available > 0) _wakeReceiver.Receive(_wakeDrain);
+                throw new SocketException((int)SocketError.SocketError);
+            }
+        }
+        else
+        {
+            _selectList.Clear();
+            _selectList.Add(_socket);
+            _selectList.Add(_wakeReceiver!);
+            // A pending ICMP error (POLLERR) does not make the socket readable to Select: ask for errors too, then the
+            // receive below fetches the error (ECONNREFUSED) and hands it to SocketErrorHandler.
+            _errorList.Clear();
+            _errorList.Add(_socket);
+            Socket.Select(_selectList, null, _errorList, waitUs);
+            readable = _errorList.Count > 0;
+            wake = false;
+            foreach (Socket ready in _selectList)
+            {
+                if (ready == _socket) readable = true;
+                else wake = true;
+            }
+        }
+        if (wake)
+        {
+            // The wake receiver is non-blocking: drain every queued wake-up without an exception or a size query.
+            while (_wakeReceiver!.Receive(_wakeDrain, 0, _wakeDrain.Length, SocketFlags.None, out SocketError error) >= 0 && error == SocketError.Success)
+            {
             }
         }
         return readable;
