@@ -15,9 +15,12 @@ namespace System.Net.Quic.Managed.Io;
 /// </summary>
 internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
 {
-    /// <summary>A coalesced message is at most one maximal UDP payload (the kernel stops GRO at 64 KiB).</summary>
+    /// <summary>
+    /// A coalesced message is at most one maximal UDP payload (the kernel stops GRO at 64 KiB). Four of them hold some 200
+    /// full-size datagrams, more than the driver takes per wake-up, for 256 KiB per socket.
+    /// </summary>
     private const int CoalescingSlotSize = 65_536;
-    private const int CoalescingSlots = 8;
+    private const int CoalescingSlots = 4;
 
     /// <summary>
     /// Without GRO a message is one datagram: 4 KiB covers every path MTU QUIC uses in practice; a larger datagram arrives
