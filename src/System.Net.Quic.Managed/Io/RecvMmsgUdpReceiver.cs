@@ -1,7 +1,7 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Sockets;
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Threading;
 using static System.Net.Quic.Managed.Io.LinuxUdpInterop;
 
 namespace System.Net.Quic.Managed.Io;
@@ -10,8 +10,7 @@ namespace System.Net.Quic.Managed.Io;
 /// Linux receive path: one recvmmsg(2) call (MSG_DONTWAIT) fills up to <see cref="Capacity"/> messages. With UDP_GRO
 /// (Linux 5.0+) the kernel also coalesces consecutive same-size datagrams of one flow into one message and reports the
 /// segment size in a cmsg; on loopback a GSO send from the peer then arrives whole, one message for up to 64 datagrams.
-/// Buffers, iovecs, names, control space and headers are allocated once, on the pinned object heap (no per-call pinning,
-/// no native memory to leak, and the GC keeps them alive as long as a call can still be using them).
+/// Buffers, iovecs, names, control space and headers come from <see cref="RecvMmsgBufferSet"/> (pinned object heap, pooled).
 /// </summary>
 internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
 {
@@ -29,46 +28,17 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
     private const int SingleSlotSize = 4096;
     private const int SingleSlots = 32;
 
-    private const int NameSize = 128; // sizeof(struct sockaddr_storage)
-    private const int ControlSize = 64; // room for CMSG_SPACE(sizeof(int)) with margin
-
     private readonly SafeHandle _socket;
-    private readonly int _slots;
-    private readonly int _slotSize;
-    private readonly byte[] _data;
-    private readonly byte[] _names;
-    private readonly byte[] _control;
-    private readonly IoVec[] _iov;
-    private readonly MMsgHdr[] _messages;
-    private readonly MMsgHdr* _messagesPointer;
+    private RecvMmsgBufferSet? _buffers;
     private int _received;
 
     private RecvMmsgUdpReceiver(SafeHandle socket, bool coalescing)
     {
         _socket = socket;
         IsCoalescing = coalescing;
-        _slots = coalescing ? CoalescingSlots : SingleSlots;
-        _slotSize = coalescing ? CoalescingSlotSize : SingleSlotSize;
-        _data = GC.AllocateUninitializedArray<byte>(_slots * _slotSize, pinned: true);
-        _names = GC.AllocateArray<byte>(_slots * NameSize, pinned: true);
-        _control = GC.AllocateArray<byte>(_slots * ControlSize, pinned: true);
-        _iov = GC.AllocateArray<IoVec>(_slots, pinned: true);
-        _messages = GC.AllocateArray<MMsgHdr>(_slots, pinned: true);
-        _messagesPointer = (MMsgHdr*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_messages));
-        byte* data = (byte*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_data));
-        byte* names = (byte*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_names));
-        byte* control = (byte*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_control));
-        IoVec* iov = (IoVec*)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(_iov));
-        for (int i = 0; i < _slots; i++)
-        {
-            iov[i].Base = data + (long)i * _slotSize;
-            iov[i].Length = (nuint)_slotSize;
-            ref MsgHdr header = ref _messages[i].Header;
-            header.Name = names + i * NameSize;
-            header.Iov = iov + i;
-            header.IovLength = 1;
-            header.Control = control + i * ControlSize;
-        }
+        _buffers = coalescing
+            ? RecvMmsgBufferSet.Rent(CoalescingSlots, CoalescingSlotSize, coalescing: true)
+            : RecvMmsgBufferSet.Rent(SingleSlots, SingleSlotSize, coalescing: false);
     }
 
     /// <summary>
@@ -95,24 +65,25 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
 
     public override bool IsCoalescing { get; }
 
-    public override int Capacity => _slots;
+    public override int Capacity => IsCoalescing ? CoalescingSlots : SingleSlots;
 
     public override int Receive(bool knownReadable, out SocketError error)
     {
         error = SocketError.Success;
         _received = 0;
-        MMsgHdr* messages = _messagesPointer;
-        for (int i = 0; i < _slots; i++)
+        RecvMmsgBufferSet buffers = _buffers ?? throw new ObjectDisposedException(nameof(RecvMmsgUdpReceiver));
+        MMsgHdr* messages = buffers.Messages;
+        for (int i = 0; i < buffers.Slots; i++)
         {
             // The kernel overwrites the lengths and flags with what it returned: reset them for every call.
-            messages[i].Header.NameLength = NameSize;
-            messages[i].Header.ControlLength = ControlSize;
+            messages[i].Header.NameLength = RecvMmsgBufferSet.NameSize;
+            messages[i].Header.ControlLength = RecvMmsgBufferSet.ControlSize;
             messages[i].Header.Flags = 0;
             messages[i].Length = 0;
         }
         for (int attempt = 0; ; attempt++)
         {
-            int count = ReceiveMessages(_socket, messages, _slots, out int errno);
+            int count = ReceiveMessages(_socket, messages, buffers.Slots, out int errno);
             if (count >= 0)
             {
                 _received = count;
@@ -126,26 +97,36 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
 
     public override bool TryGetMessage(int index, out Span<byte> data, out NetworkAddress remote, out int segmentSize)
     {
-        if ((uint)index >= (uint)_received) throw new ArgumentOutOfRangeException(nameof(index));
-        ref MMsgHdr message = ref _messages[index];
+        if ((uint)index >= (uint)_received || _buffers is not { } buffers) throw new ArgumentOutOfRangeException(nameof(index));
+        ref MMsgHdr message = ref buffers.Message(index);
         segmentSize = 0;
         data = default;
         remote = default;
-        if ((message.Header.Flags & MsgTrunc) != 0 || message.Length > (uint)_slotSize)
+        if ((message.Header.Flags & MsgTrunc) != 0 || message.Length > (uint)buffers.SlotSize)
         {
             TruncatedMessages++;
             return false;
         }
-        int nameLength = (int)Math.Min(message.Header.NameLength, (uint)NameSize);
-        if (!TryReadAddress(_names.AsSpan(index * NameSize, nameLength), out remote)) return false;
-        data = _data.AsSpan(index * _slotSize, (int)message.Length);
+        int nameLength = (int)Math.Min(message.Header.NameLength, (uint)RecvMmsgBufferSet.NameSize);
+        if (!TryReadAddress(buffers.Name(index, nameLength), out remote)) return false;
+        data = buffers.Data(index, (int)message.Length);
         if (IsCoalescing)
         {
-            int controlLength = (int)Math.Min(message.Header.ControlLength, (nuint)ControlSize);
-            segmentSize = ReadGroSegmentSize(_control.AsSpan(index * ControlSize, controlLength));
+            int controlLength = (int)Math.Min(message.Header.ControlLength, (nuint)RecvMmsgBufferSet.ControlSize);
+            segmentSize = ReadGroSegmentSize(buffers.Control(index, controlLength));
             if (segmentSize >= data.Length) segmentSize = 0;
         }
         return true;
+    }
+
+    /// <summary>Returns the buffers to the pool; called once no receive can run any more (the driver thread ended or never started).</summary>
+    public override void Release()
+    {
+        if (Interlocked.Exchange(ref _buffers, null) is { } buffers)
+        {
+            _received = 0;
+            RecvMmsgBufferSet.Return(buffers, IsCoalescing);
+        }
     }
 
     /// <summary>Turns UDP_GRO off again, before the driver hands the socket to the portable receiver (which cannot split).</summary>

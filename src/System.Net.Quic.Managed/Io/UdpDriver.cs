@@ -42,6 +42,7 @@ internal sealed class UdpDriver : IDisposable
     private int _sleeping;
     private volatile bool _stopping;
     private int _disposed;
+    private int _started;
 
     /// <summary>
     /// A driver for <paramref name="socket"/> (bound) and <paramref name="endpoint"/>. <paramref name="enableSegmentation"/>
@@ -118,7 +119,11 @@ internal sealed class UdpDriver : IDisposable
     /// </summary>
     public Action? StepCompleted { get; set; }
 
-    public void Start() => _thread.Start();
+    public void Start()
+    {
+        Volatile.Write(ref _started, 1);
+        _thread.Start();
+    }
 
     /// <summary>True while the driver thread runs (tests check that disposal leaves none behind).</summary>
     public bool IsRunning => _thread.IsAlive;
@@ -175,6 +180,19 @@ internal sealed class UdpDriver : IDisposable
     }
 
     private void Run()
+    {
+        try
+        {
+            RunLoop();
+        }
+        finally
+        {
+            // Only this thread ever receives: once it ends, the receive buffers can go back to the pool.
+            _receiver.Release();
+        }
+    }
+
+    private void RunLoop()
     {
         while (!_stopping)
         {
@@ -302,6 +320,7 @@ internal sealed class UdpDriver : IDisposable
                 {
                     // recvmmsg refused at run time (a seccomp filter, say): continue on the portable path for good.
                     batched.StopCoalescing();
+                    batched.Release();
                     _receiver = new SocketUdpReceiver(_socket);
                     continue;
                 }
@@ -389,6 +408,7 @@ internal sealed class UdpDriver : IDisposable
         {
         }
         if (_thread.IsAlive && !IsDriverThread) _thread.Join(TimeSpan.FromSeconds(5));
+        if (Volatile.Read(ref _started) == 0) _receiver.Release(); // never started: no thread will release them
         _socket.Dispose();
         _wakeSocket.Dispose();
         _wakeReceiver?.Dispose();

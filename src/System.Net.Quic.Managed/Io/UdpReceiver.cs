@@ -66,6 +66,11 @@ internal abstract class UdpReceiver
     /// </summary>
     public abstract bool TryGetMessage(int index, out Span<byte> data, out NetworkAddress remote, out int segmentSize);
 
+    /// <summary>Gives pooled buffers back. Only once no <see cref="Receive"/> can run any more; the receiver is unusable afterwards.</summary>
+    public virtual void Release()
+    {
+    }
+
     /// <summary>Messages dropped because they did not fit the receive buffer.</summary>
     public long TruncatedMessages { get; protected set; }
 }
