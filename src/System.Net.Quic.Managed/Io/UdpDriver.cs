@@ -15,16 +15,19 @@ namespace System.Net.Quic.Managed.Io;
 /// </summary>
 internal sealed class UdpDriver : IDisposable
 {
-    private const int MaxDatagramsPerReceiveBatch = 64;
+    /// <summary>Datagrams taken per wake-up before timers, sends and posted work get a turn (a receive call in progress is always finished).</summary>
+    private const int MaxDatagramsPerReceiveBatch = 128;
+
+    /// <summary>During a long burst, flush (ACKs mostly) after this many datagrams.</summary>
+    private const int FlushEveryDatagrams = 16;
     private const int SendBufferSize = 65_000;
-    private const int ReceiveBufferSize = 65_535;
 
     private readonly Socket _socket;
     private readonly IDatagramEndpoint _endpoint;
     private readonly SocketAddressCodec _addresses;
     private readonly UdpSegmentation _segmentation;
     private readonly ConcurrentQueue<IDriverWorkItem> _work = new();
-    private readonly byte[] _receiveBuffer = new byte[ReceiveBufferSize];
+    private UdpReceiver _receiver;
     private readonly byte[] _sendBuffer = new byte[SendBufferSize];
     private readonly Thread _thread;
     private readonly Socket _wakeSocket;
@@ -39,13 +42,20 @@ internal sealed class UdpDriver : IDisposable
     private int _sleeping;
     private volatile bool _stopping;
     private int _disposed;
+    private int _started;
 
-    public UdpDriver(Socket socket, IDatagramEndpoint endpoint, bool enableSegmentation = true, string? name = null)
+    /// <summary>
+    /// A driver for <paramref name="socket"/> (bound) and <paramref name="endpoint"/>. <paramref name="enableSegmentation"/>
+    /// and <paramref name="enableBatching"/> false force datagram-by-datagram sends and the portable receive path (see
+    /// <see cref="UdpReceiver.DisableBatchingSwitch"/>); <paramref name="name"/> names the thread.
+    /// </summary>
+    public UdpDriver(Socket socket, IDatagramEndpoint endpoint, bool enableSegmentation = true, string? name = null, bool enableBatching = true)
     {
         _socket = socket;
         _endpoint = endpoint;
         _addresses = new SocketAddressCodec(socket.AddressFamily);
         _segmentation = new UdpSegmentation(socket, enableSegmentation);
+        _receiver = UdpReceiver.Create(socket, enableBatching);
         LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
 
         IPAddress wakeAddress = LocalEndPoint.Address switch
@@ -58,6 +68,7 @@ internal sealed class UdpDriver : IDisposable
         {
             _wakeReceiver = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             _wakeReceiver.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            _wakeReceiver.Blocking = false;
             _wakeSocket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             _wakeTarget = ((IPEndPoint)_wakeReceiver.LocalEndPoint!).Serialize();
         }
@@ -77,8 +88,22 @@ internal sealed class UdpDriver : IDisposable
     /// <summary>Called on the driver thread when the socket reports an ICMP error (e.g. port unreachable on a connected socket).</summary>
     public Action<SocketError>? SocketErrorHandler { get; set; }
 
+    /// <summary>True when receives use recvmmsg (Linux); false on the portable Socket path.</summary>
+    public bool BatchedReceive => _receiver.IsBatched;
+
+    /// <summary>True when the kernel may coalesce received datagrams (UDP_GRO), which the driver splits again.</summary>
+    public bool CoalescedReceive => _receiver.IsCoalescing;
+
     /// <summary>Counters for diagnostics and tests.</summary>
     public long DatagramsReceived { get; private set; }
+
+    /// <summary>Receive calls that returned data, and the messages they returned (a coalesced message holds several datagrams).</summary>
+    public long ReceiveCalls { get; private set; }
+
+    public long MessagesReceived { get; private set; }
+
+    /// <summary>Messages dropped on receive: truncated (larger than the receive buffer) or from an address family QUIC does not use.</summary>
+    public long MessagesDropped { get; private set; }
 
     public long DatagramsSent { get; private set; }
 
@@ -94,7 +119,11 @@ internal sealed class UdpDriver : IDisposable
     /// </summary>
     public Action? StepCompleted { get; set; }
 
-    public void Start() => _thread.Start();
+    public void Start()
+    {
+        Volatile.Write(ref _started, 1);
+        _thread.Start();
+    }
 
     /// <summary>True while the driver thread runs (tests check that disposal leaves none behind).</summary>
     public bool IsRunning => _thread.IsAlive;
@@ -152,6 +181,19 @@ internal sealed class UdpDriver : IDisposable
 
     private void Run()
     {
+        try
+        {
+            RunLoop();
+        }
+        finally
+        {
+            // Only this thread ever receives: once it ends, the receive buffers can go back to the pool.
+            _receiver.Release();
+        }
+    }
+
+    private void RunLoop()
+    {
         while (!_stopping)
         {
             long now = MonotonicClock.NowUs;
@@ -198,21 +240,40 @@ internal sealed class UdpDriver : IDisposable
 
     private bool WaitConnected(int waitUs)
     {
-        _selectList.Clear();
-        _selectList.Add(_socket);
-        _selectList.Add(_wakeReceiver!);
-        // A pending ICMP error (POLLERR) does not make the socket readable to Select: ask for errors too, then the
-        // receive below fetches the error (ECONNREFUSED) and hands it to SocketErrorHandler.
-        _errorList.Clear();
-        _errorList.Add(_socket);
-        Socket.Select(_selectList, null, _errorList, waitUs);
-        bool readable = _errorList.Count > 0;
-        foreach (Socket ready in _selectList)
+        bool readable;
+        bool wake;
+        if (_receiver.IsBatched)
         {
-            if (ready == _socket) readable = true;
-            else
+            // Linux: one poll(2) on both sockets. Milliseconds truncated, as Socket.Select does: a timer due within the
+            // millisecond is then run by a zero wait.
+            if (!LinuxUdpInterop.WaitReadable(_socket.SafeHandle, _wakeReceiver!.SafeHandle, waitUs < 0 ? -1 : waitUs / 1000, out readable, out wake))
             {
-                while (_wakeReceiver!.Available > 0) _wakeReceiver.Receive(_wakeDrain);
+                throw new SocketException((int)SocketError.SocketError);
+            }
+        }
+        else
+        {
+            _selectList.Clear();
+            _selectList.Add(_socket);
+            _selectList.Add(_wakeReceiver!);
+            // A pending ICMP error (POLLERR) does not make the socket readable to Select: ask for errors too, then the
+            // receive below fetches the error (ECONNREFUSED) and hands it to SocketErrorHandler.
+            _errorList.Clear();
+            _errorList.Add(_socket);
+            Socket.Select(_selectList, null, _errorList, waitUs);
+            readable = _errorList.Count > 0;
+            wake = false;
+            foreach (Socket ready in _selectList)
+            {
+                if (ready == _socket) readable = true;
+                else wake = true;
+            }
+        }
+        if (wake)
+        {
+            // The wake receiver is non-blocking: drain every queued wake-up without an exception or a size query.
+            while (_wakeReceiver!.Receive(_wakeDrain, 0, _wakeDrain.Length, SocketFlags.None, out SocketError error) >= 0 && error == SocketError.Success)
+            {
             }
         }
         return readable;
@@ -236,29 +297,63 @@ internal sealed class UdpDriver : IDisposable
 
     private void ReceiveBatch()
     {
-        for (int i = 0; i < MaxDatagramsPerReceiveBatch && !_stopping; i++)
+        int datagrams = 0;
+        int sinceFlush = 0;
+        bool knownReadable = true;
+        // Bounded in calls too: a socket that keeps reporting errors must not hold the thread.
+        for (int calls = 0; calls < MaxDatagramsPerReceiveBatch && datagrams < MaxDatagramsPerReceiveBatch && !_stopping; calls++)
         {
-            int length;
+            int count;
+            SocketError error;
             try
             {
-                if (i > 0 && _socket.Available == 0) break;
-                length = _socket.ReceiveFrom(_receiveBuffer, SocketFlags.None, _addresses.ReceiveAddress);
-            }
-            catch (SocketException e)
-            {
-                SocketErrorHandler?.Invoke(e.SocketErrorCode);
-                continue;
+                count = _receiver.Receive(knownReadable, out error);
             }
             catch (ObjectDisposedException)
             {
                 return;
             }
-            if (length == 0) continue; // a wake-up, or an empty datagram that cannot be QUIC
-            DatagramsReceived++;
-            NetworkAddress remote = SocketAddressCodec.Read(_addresses.ReceiveAddress);
-            long now = MonotonicClock.NowUs;
-            _endpoint.Receive(_receiveBuffer.AsSpan(0, length), remote, now);
-            if ((i & 15) == 15) Flush(now); // keep ACKs flowing during a long burst
+            knownReadable = false;
+            if (error != SocketError.Success)
+            {
+                if (error == SocketError.OperationNotSupported && _receiver is RecvMmsgUdpReceiver batched)
+                {
+                    // recvmmsg refused at run time (a seccomp filter, say): continue on the portable path for good.
+                    batched.StopCoalescing();
+                    batched.Release();
+                    _receiver = new SocketUdpReceiver(_socket);
+                    continue;
+                }
+                SocketErrorHandler?.Invoke(error);
+                continue;
+            }
+            if (count == 0) break;
+            ReceiveCalls++;
+            for (int m = 0; m < count; m++)
+            {
+                if (!_receiver.TryGetMessage(m, out Span<byte> data, out NetworkAddress remote, out int segment))
+                {
+                    MessagesDropped++;
+                    continue;
+                }
+                if (data.IsEmpty) continue; // a wake-up, or an empty datagram that cannot be QUIC
+                MessagesReceived++;
+                long now = MonotonicClock.NowUs;
+                if (segment <= 0) segment = data.Length;
+                // UDP_GRO: the message holds datagrams of `segment` bytes back to back, the last one possibly shorter.
+                for (int offset = 0; offset < data.Length; offset += segment)
+                {
+                    DatagramsReceived++;
+                    datagrams++;
+                    _endpoint.Receive(data.Slice(offset, Math.Min(segment, data.Length - offset)), remote, now);
+                    if (++sinceFlush == FlushEveryDatagrams)
+                    {
+                        sinceFlush = 0;
+                        Flush(now); // keep ACKs flowing during a long burst
+                    }
+                }
+            }
+            if (count < _receiver.Capacity) break; // the queue is empty: no need to ask again
         }
     }
 
@@ -313,6 +408,7 @@ internal sealed class UdpDriver : IDisposable
         {
         }
         if (_thread.IsAlive && !IsDriverThread) _thread.Join(TimeSpan.FromSeconds(5));
+        if (Volatile.Read(ref _started) == 0) _receiver.Release(); // never started: no thread will release them
         _socket.Dispose();
         _wakeSocket.Dispose();
         _wakeReceiver?.Dispose();

@@ -94,8 +94,10 @@ public class UdpDriverHookTests
         Assert.Equal("boom", reported?.Message);
     }
 
-    [Fact]
-    public async Task AConnectedSocketStillWakesForPostedWork()
+    [Theory]
+    [InlineData(true)] // Linux: poll(2) on both sockets
+    [InlineData(false)] // portable: Socket.Select
+    public async Task AConnectedSocketStillWakesForPostedWork(bool batching)
     {
         // A connected UDP socket drops datagrams from other sources, the self-addressed wake-up included.
         using var peer = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
@@ -103,7 +105,7 @@ public class UdpDriverHookTests
         Socket socket = UdpSocketFactory.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         socket.Connect(peer.LocalEndPoint!);
         var endpoint = new RecordingEndpoint();
-        using var driver = new UdpDriver(socket, endpoint);
+        using var driver = new UdpDriver(socket, endpoint, enableBatching: batching);
         driver.Start();
         await Task.Delay(50); // let the thread block in its wait (no timers: it would sleep forever without a wake)
         for (int i = 0; i < 20; i++)
@@ -117,8 +119,10 @@ public class UdpDriverHookTests
         await WaitFor(() => endpoint.Received.Count == 1);
     }
 
-    [SkippableFact]
-    public async Task AConnectedSocketReportsThePortUnreachableAsConnectionRefused()
+    [SkippableTheory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task AConnectedSocketReportsThePortUnreachableAsConnectionRefused(bool batching)
     {
         Skip.IfNot(OperatingSystem.IsLinux(), "ICMP errors on connected UDP sockets are checked on Linux");
         int closedPort;
@@ -131,7 +135,7 @@ public class UdpDriverHookTests
         Socket socket = UdpSocketFactory.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         socket.Connect(target);
         var endpoint = new RecordingEndpoint();
-        using var driver = new UdpDriver(socket, endpoint);
+        using var driver = new UdpDriver(socket, endpoint, enableBatching: batching);
         var errors = new ConcurrentQueue<SocketError>();
         driver.SocketErrorHandler = errors.Enqueue;
         driver.Start();

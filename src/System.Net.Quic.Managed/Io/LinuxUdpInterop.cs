@@ -1,0 +1,222 @@
+using System.Buffers.Binary;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+
+namespace System.Net.Quic.Managed.Io;
+
+/// <summary>
+/// The only native calls of the library: Linux recvmmsg(2), setsockopt(2) and poll(2) from libc, through source-generated
+/// [LibraryImport] stubs (no runtime marshalling, AOT-safe). The structures follow the kernel ABI (struct user_msghdr,
+/// mmsghdr, iovec, cmsghdr) with pointer-sized fields as nint/nuint, so one layout serves every 32- and 64-bit Linux.
+/// Constants and errno values are the asm-generic ones every architecture .NET runs on uses. Everything here is
+/// called only after <see cref="OperatingSystem.IsLinux"/>; any failure to load or call makes the driver use the
+/// portable Socket path instead (see <see cref="UdpReceiver.Create"/>).
+/// </summary>
+internal static unsafe partial class LinuxUdpInterop
+{
+    private const string Libc = "libc";
+
+    public const int SolUdp = 17;
+
+    /// <summary>UDP_GRO (Linux 5.0): deliver coalesced same-size datagrams in one buffer plus a cmsg with the segment size.</summary>
+    public const int UdpGro = 104;
+
+    public const int MsgDontWait = 0x40;
+    public const int MsgTrunc = 0x20;
+    public const int MsgCTrunc = 0x08;
+
+    public const int AfInet = 2;
+    public const int AfInet6 = 10;
+
+    public const int EIntr = 4;
+    public const int EAgain = 11;
+    public const int ENoSys = 38;
+    public const int ENetUnreach = 101;
+    public const int ENoProtoOpt = 92;
+    public const int EOpNotSupp = 95;
+    public const int EConnRefused = 111;
+    public const int EHostUnreach = 113;
+    public const int EMsgSize = 90;
+    public const int ENoBufs = 105;
+
+    /// <summary>struct iovec.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct IoVec
+    {
+        public byte* Base;
+        public nuint Length;
+    }
+
+    /// <summary>struct user_msghdr (glibc's and musl's struct msghdr have the same layout on little-endian).</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct MsgHdr
+    {
+        public byte* Name;
+        public uint NameLength;
+        public IoVec* Iov;
+        public nuint IovLength;
+        public byte* Control;
+        public nuint ControlLength;
+        public int Flags;
+    }
+
+    /// <summary>struct mmsghdr: the header and the byte count the kernel received into it.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct MMsgHdr
+    {
+        public MsgHdr Header;
+        public uint Length;
+    }
+
+    /// <summary>struct pollfd.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct PollFd
+    {
+        public int Fd;
+        public short Events;
+        public short ReturnedEvents;
+    }
+
+    private const short PollIn = 0x001;
+    private const short PollErr = 0x008;
+    private const short PollHup = 0x010;
+
+    [LibraryImport(Libc, EntryPoint = "poll", SetLastError = true)]
+    private static partial int PollNative(PollFd* fds, nuint count, int timeoutMs);
+
+    [LibraryImport(Libc, EntryPoint = "recvmmsg", SetLastError = true)]
+    private static partial int RecvMmsgNative(SafeHandle socket, MMsgHdr* messages, uint count, int flags, void* timeout);
+
+    [LibraryImport(Libc, EntryPoint = "setsockopt", SetLastError = true)]
+    private static partial int SetSockOptNative(SafeHandle socket, int level, int name, void* value, uint length);
+
+    /// <summary>recvmmsg without waiting: the number of messages filled, or -1 with <paramref name="errno"/> set.</summary>
+    public static int ReceiveMessages(SafeHandle socket, MMsgHdr* messages, int count, out int errno)
+    {
+        int received = RecvMmsgNative(socket, messages, (uint)count, MsgDontWait, null);
+        errno = received < 0 ? Marshal.GetLastPInvokeError() : 0;
+        return received;
+    }
+
+    /// <summary>
+    /// Waits up to <paramref name="timeoutMs"/> (-1: forever) until <paramref name="first"/> or <paramref name="second"/> is
+    /// readable or has an error pending (POLLERR: an ICMP error on a connected socket, which the next receive reports).
+    /// One poll(2) call where Socket.Select builds and scans lists. False on a poll error other than EINTR.
+    /// </summary>
+    public static bool WaitReadable(SafeHandle first, SafeHandle second, int timeoutMs, out bool firstReady, out bool secondReady)
+    {
+        firstReady = secondReady = false;
+        bool firstAdded = false, secondAdded = false;
+        try
+        {
+            first.DangerousAddRef(ref firstAdded);
+            second.DangerousAddRef(ref secondAdded);
+            PollFd* fds = stackalloc PollFd[2];
+            fds[0] = new PollFd { Fd = (int)first.DangerousGetHandle(), Events = PollIn };
+            fds[1] = new PollFd { Fd = (int)second.DangerousGetHandle(), Events = PollIn };
+            int result = PollNative(fds, 2, timeoutMs);
+            if (result < 0) return Marshal.GetLastPInvokeError() == EIntr;
+            firstReady = (fds[0].ReturnedEvents & (PollIn | PollErr | PollHup)) != 0;
+            secondReady = (fds[1].ReturnedEvents & (PollIn | PollErr | PollHup)) != 0;
+            return true;
+        }
+        finally
+        {
+            if (secondAdded) second.DangerousRelease();
+            if (firstAdded) first.DangerousRelease();
+        }
+    }
+
+    /// <summary>setsockopt with an int value; false (with <paramref name="errno"/>) when the kernel refused it.</summary>
+    public static bool TrySetInt(SafeHandle socket, int level, int name, int value, out int errno)
+    {
+        int result = SetSockOptNative(socket, level, name, &value, sizeof(int));
+        errno = result < 0 ? Marshal.GetLastPInvokeError() : 0;
+        return result == 0;
+    }
+
+    /// <summary>The size of struct cmsghdr, which is also CMSG_ALIGN's unit times two: size_t length, int level, int type.</summary>
+    private static int CmsgHeaderSize => IntPtr.Size + 8;
+
+    private static int CmsgAlign(long length) => (int)((length + IntPtr.Size - 1) & ~(long)(IntPtr.Size - 1));
+
+    /// <summary>CMSG_SPACE for a payload of <paramref name="dataLength"/> bytes.</summary>
+    public static int CmsgSpace(int dataLength) => CmsgAlign(CmsgHeaderSize) + CmsgAlign(dataLength);
+
+    /// <summary>
+    /// The UDP_GRO segment size in the control data the kernel returned, or 0 when there is none (the buffer is one
+    /// datagram). Walks the cmsg list the way CMSG_FIRSTHDR/CMSG_NXTHDR do, but bounds-checks every header against
+    /// <paramref name="control"/>, so a short, truncated or malformed list ends the walk instead of reading past it.
+    /// </summary>
+    public static int ReadGroSegmentSize(ReadOnlySpan<byte> control)
+    {
+        int headerSize = CmsgHeaderSize;
+        int dataOffset = CmsgAlign(headerSize);
+        int offset = 0;
+        while (control.Length - offset >= headerSize)
+        {
+            ReadOnlySpan<byte> header = control.Slice(offset);
+            long length = IntPtr.Size == 8 ? (long)Math.Min(ReadNativeUInt64(header), long.MaxValue) : ReadNativeUInt32(header);
+            if (length < headerSize || length > control.Length - offset) return 0;
+            int level = ReadNativeInt32(header.Slice(IntPtr.Size));
+            int type = ReadNativeInt32(header.Slice(IntPtr.Size + 4));
+            int dataLength = (int)length - dataOffset;
+            if (level == SolUdp && type == UdpGro && dataLength >= 2)
+            {
+                // The kernel writes an int (udp_cmsg_recv); accept a 16-bit value too, as some userspace stacks do.
+                int size = dataLength >= 4 ? ReadNativeInt32(header.Slice(dataOffset)) : ReadNativeUInt16(header.Slice(dataOffset));
+                return size > 0 ? size : 0;
+            }
+            int next = CmsgAlign(length);
+            if (next <= 0 || next > control.Length - offset) return 0;
+            offset += next;
+        }
+        return 0;
+    }
+
+    /// <summary>
+    /// The peer address in a sockaddr_in/sockaddr_in6 the kernel filled (family in host order, port big-endian at
+    /// byte 2, IPv4 address at 4, IPv6 address at 8). False for any other family or a short name.
+    /// </summary>
+    public static bool TryReadAddress(ReadOnlySpan<byte> name, out Core.NetworkAddress address)
+    {
+        address = default;
+        if (name.Length < 8) return false;
+        int family = ReadNativeUInt16(name);
+        ushort port = BinaryPrimitives.ReadUInt16BigEndian(name.Slice(2));
+        if (family == AfInet)
+        {
+            address = new Core.NetworkAddress(name.Slice(4, 4), port);
+            return true;
+        }
+        if (family == AfInet6 && name.Length >= 24)
+        {
+            address = new Core.NetworkAddress(name.Slice(8, 16), port);
+            return true;
+        }
+        return false;
+    }
+
+    /// <summary>The SocketError the Socket class would have reported for this errno (what the driver's error hook expects).</summary>
+    public static SocketError ToSocketError(int errno) => errno switch
+    {
+        EConnRefused => SocketError.ConnectionRefused,
+        EHostUnreach => SocketError.HostUnreachable,
+        ENetUnreach => SocketError.NetworkUnreachable,
+        EMsgSize => SocketError.MessageSize,
+        ENoBufs => SocketError.NoBufferSpaceAvailable,
+        EAgain => SocketError.WouldBlock,
+        EIntr => SocketError.Interrupted,
+        ENoSys or EOpNotSupp or ENoProtoOpt => SocketError.OperationNotSupported,
+        _ => SocketError.SocketError,
+    };
+
+    // Native byte order: the kernel writes these fields in host order.
+    private static ulong ReadNativeUInt64(ReadOnlySpan<byte> s) => MemoryMarshal.Read<ulong>(s);
+
+    private static uint ReadNativeUInt32(ReadOnlySpan<byte> s) => MemoryMarshal.Read<uint>(s);
+
+    private static int ReadNativeInt32(ReadOnlySpan<byte> s) => MemoryMarshal.Read<int>(s);
+
+    private static ushort ReadNativeUInt16(ReadOnlySpan<byte> s) => MemoryMarshal.Read<ushort>(s);
+}

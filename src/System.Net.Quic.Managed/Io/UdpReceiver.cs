@@ -1,0 +1,76 @@
+using System.Net.Quic.Managed.Core;
+using System.Net.Sockets;
+
+namespace System.Net.Quic.Managed.Io;
+
+/// <summary>
+/// How the driver thread takes datagrams off its socket: <see cref="RecvMmsgUdpReceiver"/> (Linux: many datagrams per
+/// system call with recvmmsg, and with UDP_GRO many same-size datagrams per buffer) or <see cref="SocketUdpReceiver"/>
+/// (any OS: Socket.ReceiveFrom, one datagram per call). Both reuse their buffers and address storage: receiving allocates
+/// nothing. Used only on the driver thread.
+/// </summary>
+internal abstract class UdpReceiver
+{
+    /// <summary>AppContext switch (runtimeconfig or AppContext.SetSwitch) that turns recvmmsg/UDP_GRO off: every socket uses the portable path.</summary>
+    public const string DisableBatchingSwitch = "System.Net.Quic.Managed.DisableUdpBatching";
+
+    /// <summary>The same as an environment variable ("1" or "true"), for tools and tests run from a shell.</summary>
+    public const string DisableBatchingEnvironmentVariable = "QUIC_MANAGED_DISABLE_UDP_BATCHING";
+
+    /// <summary>True when configuration asks for the portable path.</summary>
+    public static bool BatchingDisabledByConfiguration
+    {
+        get
+        {
+            if (AppContext.TryGetSwitch(DisableBatchingSwitch, out bool disabled) && disabled) return true;
+            string? value = Environment.GetEnvironmentVariable(DisableBatchingEnvironmentVariable);
+            return value is "1" || string.Equals(value, "true", StringComparison.OrdinalIgnoreCase);
+        }
+    }
+
+    /// <summary>
+    /// The batching receiver where the OS has it and nothing disabled it, else the portable one. Never throws for a
+    /// missing native library or system call: that only selects the portable path.
+    /// </summary>
+    public static UdpReceiver Create(Socket socket, bool allowBatching = true)
+    {
+        if (allowBatching && OperatingSystem.IsLinux() && !BatchingDisabledByConfiguration
+            && RecvMmsgUdpReceiver.TryCreate(socket) is { } batched)
+        {
+            return batched;
+        }
+        return new SocketUdpReceiver(socket);
+    }
+
+    /// <summary>True for the recvmmsg path.</summary>
+    public abstract bool IsBatched { get; }
+
+    /// <summary>True when the kernel may hand over several datagrams coalesced in one message (UDP_GRO).</summary>
+    public abstract bool IsCoalescing { get; }
+
+    /// <summary>The most messages one <see cref="Receive"/> call returns.</summary>
+    public abstract int Capacity { get; }
+
+    /// <summary>
+    /// Takes the datagrams already queued on the socket, up to <see cref="Capacity"/> messages, without waiting when
+    /// <paramref name="knownReadable"/> is false. Returns how many messages <see cref="TryGetMessage"/> can read, 0 when
+    /// none was queued or on error. <paramref name="error"/> is Success, or the socket error of this call (an ICMP error
+    /// on a connected socket, say); OperationNotSupported means this receiver cannot work here and must be replaced.
+    /// </summary>
+    public abstract int Receive(bool knownReadable, out SocketError error);
+
+    /// <summary>
+    /// Message <paramref name="index"/> of the last <see cref="Receive"/>: its bytes (valid until the next Receive; the
+    /// caller may modify them), its source, and the size of each coalesced datagram in it (0: the message is one datagram).
+    /// False when the message must be dropped (truncated, or from an address family QUIC does not use).
+    /// </summary>
+    public abstract bool TryGetMessage(int index, out Span<byte> data, out NetworkAddress remote, out int segmentSize);
+
+    /// <summary>Gives pooled buffers back. Only once no <see cref="Receive"/> can run any more; the receiver is unusable afterwards.</summary>
+    public virtual void Release()
+    {
+    }
+
+    /// <summary>Messages dropped because they did not fit the receive buffer.</summary>
+    public long TruncatedMessages { get; protected set; }
+}
