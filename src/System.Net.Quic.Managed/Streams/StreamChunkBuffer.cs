@@ -1,10 +1,8 @@
-using System.Buffers;
-
 namespace System.Net.Quic.Managed.Streams;
 
 /// <summary>
 /// Bytes of one stream addressed by absolute stream offset, stored in fixed-size chunks rented from
-/// <see cref="ArrayPool{T}.Shared"/>. A chunk is rented when first written and returned once everything before its end
+/// <see cref="StreamChunkPool"/>. A chunk is rented when first written and returned once everything before its end
 /// is released, so memory tracks the live window of the stream, not its history. The slot ring grows (doubling) only
 /// when the live window spans more chunks than ever before.
 /// </summary>
@@ -98,7 +96,7 @@ internal sealed class StreamChunkBuffer
             ref byte[]? slot = ref _ring[_head];
             if (slot is not null)
             {
-                ArrayPool<byte>.Shared.Return(slot);
+                StreamChunkPool.Return(slot);
                 slot = null;
                 _allocatedChunks--;
             }
@@ -122,7 +120,7 @@ internal sealed class StreamChunkBuffer
         {
             if (_ring[i] is byte[] array)
             {
-                ArrayPool<byte>.Shared.Return(array);
+                StreamChunkPool.Return(array);
                 _ring[i] = null;
             }
         }
@@ -143,7 +141,7 @@ internal sealed class StreamChunkBuffer
         ref byte[]? entry = ref _ring[(int)((_head + slot) % _ring.Length)];
         if (entry is null)
         {
-            entry = ArrayPool<byte>.Shared.Rent(_chunkSize);
+            entry = StreamChunkPool.Rent(_chunkSize);
             _allocatedChunks++;
         }
 
