@@ -102,8 +102,11 @@ public class SessionResumptionTests
     }
 
     private static QuicClientConnectionOptions ClientOptionsWith(QuicListener listener, QuicSessionTicketStore store, bool earlyData)
+        => ClientOptionsWith(listener.LocalEndPoint, store, earlyData);
+
+    private static QuicClientConnectionOptions ClientOptionsWith(IPEndPoint server, QuicSessionTicketStore store, bool earlyData)
     {
-        QuicClientConnectionOptions options = ClientOptions(listener.LocalEndPoint);
+        QuicClientConnectionOptions options = ClientOptions(server);
         options.SessionTicketStore = store;
         options.EnableEarlyData = earlyData;
         return options;
@@ -120,13 +123,7 @@ public class SessionResumptionTests
         {
             CancellationToken ct = Timeout();
             var store = new QuicSessionTicketStore();
-            QuicClientConnectionOptions Options()
-            {
-                QuicClientConnectionOptions o = ClientOptions(relay.EndPoint);
-                o.SessionTicketStore = store;
-                o.EnableEarlyData = true;
-                return o;
-            }
+            QuicClientConnectionOptions Options() => ClientOptionsWith(relay.EndPoint, store, earlyData: true);
             await using (QuicConnection first = await QuicConnection.ConnectAsync(Options(), ct))
             {
                 Assert.False(first.IsResumed);
@@ -162,13 +159,7 @@ public class SessionResumptionTests
         {
             CancellationToken ct = Timeout();
             var store = new QuicSessionTicketStore();
-            QuicClientConnectionOptions Options()
-            {
-                QuicClientConnectionOptions o = ClientOptions(relay.EndPoint);
-                o.SessionTicketStore = store;
-                o.EnableEarlyData = true;
-                return o;
-            }
+            QuicClientConnectionOptions Options() => ClientOptionsWith(relay.EndPoint, store, earlyData: true);
             await using (QuicConnection first = await QuicConnection.ConnectAsync(Options(), ct))
             {
                 await RequestAsync(first, "x"u8.ToArray(), ct);

@@ -9,8 +9,8 @@ namespace System.Net.Quic.Managed.Tests.Api;
 /// </summary>
 public class StreamOperationReuseTests
 {
-    [Fact]
-    public async Task LateCancellationsDoNotTouchLaterOperations()
+    /// <summary>A connected pair and one bidirectional stream whose first byte was exchanged (both ends exist).</summary>
+    private static async Task WithStreamAsync(Func<QuicStream, QuicStream, CancellationToken, Task> body)
     {
         await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
         var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
@@ -21,48 +21,41 @@ public class StreamOperationReuseTests
             await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token);
             await outbound.WriteAsync(new byte[] { 0 }, timeout.Token);
             await using QuicStream inbound = await server.AcceptInboundStreamAsync(timeout.Token);
-            byte[] one = new byte[1];
-            Assert.Equal(1, await inbound.ReadAsync(one, timeout.Token));
-
-            for (int i = 1; i <= 200; i++)
-            {
-                using var writeCts = new CancellationTokenSource();
-                await outbound.WriteAsync(new[] { (byte)i }, writeCts.Token);
-                writeCts.Cancel(); // after completion: must not reach the next write
-
-                using var readCts = new CancellationTokenSource();
-                int n = await inbound.ReadAsync(one, readCts.Token);
-                readCts.Cancel(); // after completion: must not reach the next read
-                Assert.Equal(1, n);
-                Assert.Equal((byte)i, one[0]);
-            }
-            Assert.False(inbound.ReadsClosed.IsCompleted);
-            Assert.False(outbound.WritesClosed.IsCompleted);
+            Assert.Equal(1, await inbound.ReadAsync(new byte[1], timeout.Token));
+            await body(outbound, inbound, timeout.Token);
         }
     }
 
     [Fact]
-    public async Task ConcurrentReadIsRefusedAndCancelledReadAbortsReading()
+    public Task LateCancellationsDoNotTouchLaterOperations() => WithStreamAsync(async (outbound, inbound, ct) =>
     {
-        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
-        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
-        await using (client)
-        await using (server)
+        byte[] one = new byte[1];
+        for (int i = 1; i <= 200; i++)
         {
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-            await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token);
-            await outbound.WriteAsync(new byte[] { 1 }, timeout.Token);
-            await using QuicStream inbound = await server.AcceptInboundStreamAsync(timeout.Token);
-            Assert.Equal(1, await inbound.ReadAsync(new byte[1], timeout.Token));
+            using var writeCts = new CancellationTokenSource();
+            await outbound.WriteAsync(new[] { (byte)i }, writeCts.Token);
+            writeCts.Cancel(); // after completion: must not reach the next write
 
-            using var cts = new CancellationTokenSource();
-            ValueTask<int> pending = inbound.ReadAsync(new byte[1], cts.Token);
-            Assert.Throws<InvalidOperationException>(() => { _ = inbound.ReadAsync(new byte[1], timeout.Token); });
-            cts.Cancel();
-            await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await pending);
-            // System.Net.Quic semantics: a cancelled read aborts the read side.
-            QuicException e = await Assert.ThrowsAsync<QuicException>(async () => _ = await inbound.ReadAsync(new byte[1], timeout.Token));
-            Assert.Equal(QuicError.OperationAborted, e.QuicError);
+            using var readCts = new CancellationTokenSource();
+            int n = await inbound.ReadAsync(one, readCts.Token);
+            readCts.Cancel(); // after completion: must not reach the next read
+            Assert.Equal(1, n);
+            Assert.Equal((byte)i, one[0]);
         }
-    }
+        Assert.False(inbound.ReadsClosed.IsCompleted);
+        Assert.False(outbound.WritesClosed.IsCompleted);
+    });
+
+    [Fact]
+    public Task ConcurrentReadIsRefusedAndCancelledReadAbortsReading() => WithStreamAsync(async (outbound, inbound, ct) =>
+    {
+        using var cts = new CancellationTokenSource();
+        ValueTask<int> pending = inbound.ReadAsync(new byte[1], cts.Token);
+        Assert.Throws<InvalidOperationException>(() => { _ = inbound.ReadAsync(new byte[1], ct); });
+        cts.Cancel();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await pending);
+        // System.Net.Quic semantics: a cancelled read aborts the read side.
+        QuicException e = await Assert.ThrowsAsync<QuicException>(async () => _ = await inbound.ReadAsync(new byte[1], ct));
+        Assert.Equal(QuicError.OperationAborted, e.QuicError);
+    });
 }

@@ -63,13 +63,14 @@ public class ConnectionEarlyDataTests
         return ticket;
     }
 
-    private static ConnectionOptions EarlyOptions(QuicPair pair, TlsSessionTicket ticket) => new()
+    private static ConnectionOptions EarlyOptions(QuicPair pair, TlsSessionTicket ticket, long firstFlightHoldUs = 0) => new()
     {
         Random = new SeededRandomSource(pair.Seed * 2 + 11),
         Name = "client-resumed",
         MaxDatagramSize = 1452,
         Streams = QuicPair.DefaultStreams,
         EarlyDataTransportParameters = ticket.PeerTransportParameters,
+        EarlyDataFirstFlightHoldUs = firstFlightHoldUs,
     };
 
     private static byte[] Payload(int length)
@@ -229,12 +230,7 @@ public class ConnectionEarlyDataTests
         var setup = new Setup();
         using var pair = new QuicPair(seed: 65, configure: p => Configure(p, setup));
         setup.Ticket = FirstConnection(pair);
-        ConnectionOptions o = EarlyOptions(pair, setup.Ticket);
-        pair.ClientOptions = new ConnectionOptions
-        {
-            Random = o.Random, Name = o.Name, MaxDatagramSize = o.MaxDatagramSize, Streams = o.Streams,
-            EarlyDataTransportParameters = o.EarlyDataTransportParameters, EarlyDataFirstFlightHoldUs = 5_000,
-        };
+        pair.ClientOptions = EarlyOptions(pair, setup.Ticket, firstFlightHoldUs: 5_000);
         Connection client = pair.ConnectAgain();
         long start = pair.Network.NowUs;
         pair.RunUntil(() => false, 2_000); // the application is slow to write: nothing leaves meanwhile
@@ -253,12 +249,7 @@ public class ConnectionEarlyDataTests
         var setup = new Setup();
         using var pair = new QuicPair(seed: 66, configure: p => Configure(p, setup));
         setup.Ticket = FirstConnection(pair);
-        ConnectionOptions o = EarlyOptions(pair, setup.Ticket);
-        pair.ClientOptions = new ConnectionOptions
-        {
-            Random = o.Random, Name = o.Name, MaxDatagramSize = o.MaxDatagramSize, Streams = o.Streams,
-            EarlyDataTransportParameters = o.EarlyDataTransportParameters, EarlyDataFirstFlightHoldUs = 5_000,
-        };
+        pair.ClientOptions = EarlyOptions(pair, setup.Ticket, firstFlightHoldUs: 5_000);
         Connection client = pair.ConnectAgain();
         long start = pair.Network.NowUs;
         pair.RunUntil(() => client.Statistics.DatagramsSent > 0, 1_000_000);
