@@ -28,6 +28,10 @@ internal abstract class QuicConnectionImpl
 
     public abstract ValueTask DisposeAsync();
 
+    /// <summary>Starts a key update (RFC 9001 §6) if allowed now; providers without one throw <see cref="NotSupportedException"/>.</summary>
+    public virtual ValueTask<bool> UpdateKeysAsync(CancellationToken cancellationToken)
+        => throw new NotSupportedException("Initiating a key update is available on the managed provider only.");
+
     /// <summary>Statistics snapshot; providers without them throw <see cref="NotSupportedException"/>.</summary>
     public virtual QuicConnectionStatistics GetStatistics()
         => throw new NotSupportedException("Connection statistics are available on the managed provider only.");

@@ -30,6 +30,10 @@ public sealed class QuicListener : IAsyncDisposable
         ArgumentNullException.ThrowIfNull(options);
         options.Validate(nameof(options));
         if (!QuicProviderSelection.IsSupported(provider)) throw QuicProviderSelection.NotSupported(provider);
+        if (provider == QuicProviderKind.MsQuic && options.RequireRetry)
+        {
+            throw new PlatformNotSupportedException("'RequireRetry' is supported by the managed provider only: System.Net.Quic (msquic) has no per-listener Retry setting.");
+        }
         return provider == QuicProviderKind.MsQuic
             ? PlatformListener.ListenAsync(options, cancellationToken)
             : ManagedListener.ListenAsync(options, cancellationToken);
