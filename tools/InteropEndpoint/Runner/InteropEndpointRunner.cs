@@ -128,7 +128,47 @@ internal static class InteropEndpointRunner
         // One greppable line per connection: the harness checks the negotiated suite for chacha20.
         log.WriteLine($"connected {connection.LocalEndPoint} -> {connection.RemoteEndPoint}: alpn={connection.NegotiatedApplicationProtocol} cipher={connection.NegotiatedCipherSuite}");
         await using QuicMultiplexedConnection multiplexed = new(connection);
-        return await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
+        if (testCase.Name != "keyupdate")
+        {
+            return await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
+        }
+
+        // The runner's keyupdate case: the client updates its keys once, early in the transfer, and keeps downloading.
+        using CancellationTokenSource downloadsDone = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        Task<bool> keyUpdate = UpdateKeysOnceAsync(connection, log, downloadsDone.Token);
+        bool ok = await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
+        downloadsDone.Cancel();
+        if (!await keyUpdate.ConfigureAwait(false))
+        {
+            log.WriteLine("keyupdate: the download ended before a key update could start");
+            return false;
+        }
+
+        return ok;
+    }
+
+    /// <summary>
+    /// Starts one key update as soon as RFC 9001 §6 allows it: UpdateKeysAsync says no until the handshake is confirmed
+    /// (HANDSHAKE_DONE) and a packet of the current phase was acknowledged, so ask again every few milliseconds.
+    /// </summary>
+    private static async Task<bool> UpdateKeysOnceAsync(QuicConnection connection, TextWriter log, CancellationToken cancellationToken)
+    {
+        long start = System.Diagnostics.Stopwatch.GetTimestamp();
+        try
+        {
+            while (!await connection.UpdateKeysAsync(cancellationToken).ConfigureAwait(false))
+            {
+                await Task.Delay(2, cancellationToken).ConfigureAwait(false);
+            }
+
+            QuicConnectionStatistics stats = connection.GetStatistics();
+            log.WriteLine($"keyupdate: started a key update {System.Diagnostics.Stopwatch.GetElapsedTime(start).TotalMilliseconds:0} ms after the handshake, {stats.BytesReceived} bytes received so far");
+            return true;
+        }
+        catch (Exception e) when (e is OperationCanceledException or QuicException)
+        {
+            return false;
+        }
     }
 
     private static async Task<int> RunServerAsync(InteropConfiguration config, InteropTestCase testCase, TextWriter log, CancellationToken cancellationToken)
@@ -174,6 +214,8 @@ internal static class InteropEndpointRunner
                 QuicListenerOptions options = new()
                 {
                     ListenEndPoint = new IPEndPoint(address, config.Port),
+                    // The runner's retry case: every new client must come back with a Retry token (RFC 9000 §8.1.2).
+                    RequireRetry = testCase.Name == "retry",
                     ApplicationProtocols = [new SslApplicationProtocol(alpn)],
                     ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(new QuicServerConnectionOptions
                     {
