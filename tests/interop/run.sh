@@ -5,7 +5,7 @@
 # in both directions: "our-client" (our client, their server) and "our-server" (their client, our server).
 #
 # usage: tests/interop/run.sh [--ci | --all] [--cases a,b,...] [--peers ngtcp2,quic-go] [--no-build]
-#   --ci   (default) handshake, transfer, http3, retry, chacha20 against ngtcp2, both directions
+#   --ci   (default) handshake, transfer, http3, retry, chacha20, keyupdate against ngtcp2, both directions
 #   --all  every case against both peers, plus tshark-decrypt; writes docs/INTEROP.md
 # Prints exactly one line per case: "PASS <peer> <direction> <case>", "FAIL ...: <reason>", "SKIP ...: <reason>"
 # (test.sh counts those); harness self-checks (peer against peer) print "NOTE ..." lines and are not results.
@@ -50,7 +50,7 @@ results="$art/results.txt"
 export INTEROP_ART="$art"
 
 all_cases="handshake transfer multiplexing retry chacha20 keyupdate resumption zerortt transferloss http3 handshakeloss v2 connectionmigration rebind"
-ci_cases="handshake transfer http3 retry chacha20"
+ci_cases="handshake transfer http3 retry chacha20 keyupdate"
 if [ "$mode" = all ]; then cases=$all_cases; peers="ngtcp2 quic-go"; else cases=$ci_cases; peers="ngtcp2"; fi
 [ -n "$only_cases" ] && cases=${only_cases//,/ }
 [ -n "$only_peers" ] && peers=${only_peers//,/ }

@@ -357,6 +357,8 @@ internal sealed class ManagedConnection : QuicConnectionImpl
             StreamBytesRetransmitted = c.StreamBytesRetransmitted,
             SmoothedRtt = core.Rtt.HasSample ? TimeSpan.FromTicks(core.Rtt.SmoothedRttUs * 10) : TimeSpan.Zero,
             CongestionWindow = core.CongestionController.CongestionWindow,
+            KeyUpdates = c.KeyUpdates,
+            Retried = core.Retried,
         };
     }
 
@@ -388,6 +390,41 @@ internal sealed class ManagedConnection : QuicConnectionImpl
             done.Task.Wait(TimeSpan.FromSeconds(2));
         }
         return _statistics;
+    }
+
+    public override async ValueTask<bool> UpdateKeysAsync(CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
+        if (_endException is { } ended) throw Rethrowable(ended);
+        cancellationToken.ThrowIfCancellationRequested();
+        var request = new KeyUpdateRequest(this);
+        _host.Post(new DriverCall(static (state, _) => ((KeyUpdateRequest)state).Run(), request));
+        return await request.Done.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Driver thread: starts a key update if RFC 9001 §6 allows it now (the core checks that the handshake is confirmed
+    /// and that a packet of the current phase was acknowledged); the next packet sent carries the new key phase.
+    /// </summary>
+    private void UpdateKeysOnDriver(TaskCompletionSource<bool> done)
+    {
+        if (_ended)
+        {
+            done.TrySetException(Rethrowable(_endException));
+            return;
+        }
+        if (_core is null)
+        {
+            done.TrySetResult(false); // the client's core starts in the posted StartClient: nothing to update yet
+            return;
+        }
+        if (_core.Phase != ConnectionPhase.Open)
+        {
+            // Closed by the app (CloseAsync) or the peer, waiting out its closing period: report it like other calls.
+            done.TrySetException(QuicExceptionFactory.OperationAborted("The connection was closed."));
+            return;
+        }
+        done.TrySetResult(_core.InitiateKeyUpdate());
     }
 
     /// <summary>Driver thread: the connection is over; every waiter learns why.</summary>
@@ -544,6 +581,18 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     }
 
     public override string ToString() => $"QuicConnection {_localEndPoint} -> {_remoteEndPoint}";
+
+    /// <summary>An UpdateKeysAsync posted to the driver.</summary>
+    private sealed class KeyUpdateRequest
+    {
+        private readonly ManagedConnection _connection;
+
+        public KeyUpdateRequest(ManagedConnection connection) => _connection = connection;
+
+        public TaskCompletionSource<bool> Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public void Run() => _connection.UpdateKeysOnDriver(Done);
+    }
 
     /// <summary>A CloseAsync/DisposeAsync posted to the driver.</summary>
     private sealed class CloseRequest

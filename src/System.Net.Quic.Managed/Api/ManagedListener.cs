@@ -55,7 +55,7 @@ internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFacto
         cancellationToken.ThrowIfCancellationRequested();
         Socket socket = UdpSocketFactory.Bind(options.ListenEndPoint);
         ManagedListener? listener = null;
-        var endpoint = new Endpoint(new EndpointOptions { IsServer = true, LocalName = socket.LocalEndPoint?.ToString() ?? "" }, new DeferredFactory(() => listener!));
+        var endpoint = new Endpoint(new EndpointOptions { IsServer = true, LocalName = socket.LocalEndPoint?.ToString() ?? "", RequireRetry = options.RequireRetry }, new DeferredFactory(() => listener!));
         var host = new ManagedDriverHost(socket, endpoint, $"QuicManaged listener {socket.LocalEndPoint}");
         listener = new ManagedListener(host, options);
         host.Listener = listener;

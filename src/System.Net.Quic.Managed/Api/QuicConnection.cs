@@ -127,6 +127,23 @@ public sealed class QuicConnection : IAsyncDisposable
     /// </summary>
     public QuicConnectionStatistics GetStatistics() => Impl.GetStatistics();
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: starts a key update (RFC 9001 §6.1): packets sent from now on are protected
+    /// with the next 1-RTT keys and flip the key phase bit; the peer answers by updating its own. Managed provider only
+    /// (the msquic provider throws <see cref="NotSupportedException"/>: System.Net.Quic has no such call).
+    /// <para>
+    /// The result is false, and nothing changes, when RFC 9001 §6 does not allow an update yet: before the handshake is
+    /// confirmed (a client learns that from HANDSHAKE_DONE, about one round trip after <see cref="ConnectAsync(QuicClientConnectionOptions, CancellationToken)"/>
+    /// returns), or while no packet protected with the current keys has been acknowledged (the previous update is not
+    /// known to have arrived). Try again later. The update itself is counted in
+    /// <see cref="QuicConnectionStatistics.KeyUpdates"/>.
+    /// </para>
+    /// </summary>
+    /// <param name="cancellationToken">Cancels the wait for the I/O thread's answer.</param>
+    /// <returns>True when the update was started.</returns>
+    /// <exception cref="QuicException">The connection has ended.</exception>
+    public ValueTask<bool> UpdateKeysAsync(CancellationToken cancellationToken = default) => Impl.UpdateKeysAsync(cancellationToken);
+
     /// <summary>Closes the connection with <see cref="QuicConnectionOptions.DefaultCloseErrorCode"/> if still open, and releases it.</summary>
     public ValueTask DisposeAsync() => _impl?.DisposeAsync() ?? ValueTask.CompletedTask;
 

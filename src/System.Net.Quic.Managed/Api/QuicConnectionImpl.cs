@@ -37,6 +37,10 @@ internal abstract class QuicConnectionImpl
     /// <summary>Completes when the handshake did (ConnectAsync may return earlier with 0-RTT).</summary>
     public virtual ValueTask WaitForHandshakeAsync(CancellationToken cancellationToken) => ValueTask.CompletedTask;
 
+    /// <summary>Starts a key update (RFC 9001 §6) if allowed now; providers without one throw <see cref="NotSupportedException"/>.</summary>
+    public virtual ValueTask<bool> UpdateKeysAsync(CancellationToken cancellationToken)
+        => throw new NotSupportedException("Initiating a key update is available on the managed provider only.");
+
     /// <summary>Statistics snapshot; providers without them throw <see cref="NotSupportedException"/>.</summary>
     public virtual QuicConnectionStatistics GetStatistics()
         => throw new NotSupportedException("Connection statistics are available on the managed provider only.");

@@ -39,4 +39,16 @@ public sealed class QuicConnectionStatistics
 
     /// <summary>The congestion window in bytes (RFC 9002 §7).</summary>
     public long CongestionWindow { get; internal set; }
+
+    /// <summary>
+    /// Key updates (RFC 9001 §6) on this connection: those this side started (<see cref="QuicConnection.UpdateKeysAsync"/>)
+    /// and those the peer started, which this side answered.
+    /// </summary>
+    public int KeyUpdates { get; internal set; }
+
+    /// <summary>
+    /// True when the handshake went through a Retry (RFC 9000 §8.1.2): on a client, the server sent one; on a server,
+    /// the listener required one (<see cref="QuicListenerOptions.RequireRetry"/>) and the client came back with its token.
+    /// </summary>
+    public bool Retried { get; internal set; }
 }

@@ -42,6 +42,10 @@ public sealed class QuicListener : IAsyncDisposable
         ArgumentNullException.ThrowIfNull(options);
         options.Validate(nameof(options));
         QuicProviderSelection.ThrowIfNotUsable(provider, nameof(provider));
+        if (provider == QuicProvider.MsQuic && options.RequireRetry)
+        {
+            throw new PlatformNotSupportedException("'RequireRetry' is supported by the managed provider only: System.Net.Quic (msquic) has no per-listener Retry setting.");
+        }
         return provider == QuicProvider.MsQuic
             ? PlatformListener.ListenAsync(options, cancellationToken)
             : ManagedListener.ListenAsync(options, cancellationToken);

@@ -20,6 +20,21 @@ public sealed class QuicListenerOptions
     /// <summary>Selects the options of each incoming connection, given its ClientHello information. Mandatory.</summary>
     public Func<QuicConnection, SslClientHelloInfo, CancellationToken, ValueTask<QuicServerConnectionOptions>> ConnectionOptionsCallback { get; set; } = null!;
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: validate every client's address with a Retry before creating its connection
+    /// (RFC 9000 §8.1.2). The server answers a client's first Initial with a Retry carrying an address token and only
+    /// creates the connection when the client repeats its Initial with that token; this costs one round trip per
+    /// connection and keeps no state for spoofed source addresses. A client that presents a valid token from an earlier
+    /// connection's NEW_TOKEN frame is already validated (§8.1.3) and is not retried. Default false: the address is then
+    /// validated by the handshake itself, under the 3x anti-amplification limit (§8.1).
+    /// <para>
+    /// Managed provider only: with the msquic provider <see cref="QuicListener.ListenAsync(QuicListenerOptions, CancellationToken)"/>
+    /// throws <see cref="PlatformNotSupportedException"/> when this is true (System.Net.Quic offers no such setting;
+    /// msquic decides on its own when to send Retry, from its handshake memory limit).
+    /// </para>
+    /// </summary>
+    public bool RequireRetry { get; set; }
+
     internal void Validate(string argumentName)
     {
         if (ListenEndPoint is null)

@@ -243,6 +243,7 @@ internal sealed partial class Connection
             reason = "too much out-of-order CRYPTO data";
             return TransportErrorCode.CryptoBufferExceeded;
         }
+        if (IsServer && space.Space == PacketNumberSpace.Initial && !data.IsEmpty && offset + data.Length <= buffer.ReadOffset) OnDuplicateClientInitialCrypto();
         buffer.RaiseLimit(buffer.ReadOffset + PacketSpaceState.CryptoBufferLimit);
         TransportErrorCode error = buffer.Insert(offset, data, fin: false, out reason);
         if (error != TransportErrorCode.NoError) return error;
@@ -261,6 +262,31 @@ internal sealed partial class Connection
         }
         return TransportErrorCode.NoError;
     }
+
+    /// <summary>
+    /// RFC 9002 §6.2.3: a client repeating CRYPTO data the server already has did not get the server's flight (or its
+    /// RTT estimate is too small). The server may then resend its unacknowledged Initial and Handshake CRYPTO data at
+    /// once instead of at its next, backed-off PTO, "for a limited number of times per connection"; still within the
+    /// anti-amplification limit, which the send path enforces.
+    /// </summary>
+    private void OnDuplicateClientInitialCrypto()
+    {
+        if (_earlyCryptoRetransmissions >= MaxEarlyCryptoRetransmissions) return;
+        bool any = false;
+        for (PacketNumberSpace id = PacketNumberSpace.Initial; id <= PacketNumberSpace.Handshake; id++)
+        {
+            PacketSpaceState s = Space(id);
+            if (s.Discarded || !s.CanSend || !RequeueUnackedCrypto(s)) continue;
+            s.ProbesPending = Math.Max(s.ProbesPending, 1);
+            any = true;
+        }
+        if (any) _earlyCryptoRetransmissions++;
+    }
+
+    /// <summary>Early CRYPTO retransmissions (§6.2.3) allowed per connection: once is enough for one loss, a few for bursts.</summary>
+    private const int MaxEarlyCryptoRetransmissions = 3;
+
+    private int _earlyCryptoRetransmissions;
 
     /// <summary>A client keeps a NEW_TOKEN token for its next connection to the same server (RFC 9000 §8.1.3).</summary>
     public byte[]? ReceivedToken { get; private set; }

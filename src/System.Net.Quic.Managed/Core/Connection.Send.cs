@@ -135,7 +135,13 @@ internal sealed partial class Connection
         }
 
         int total = SealPacket(space, destination, ref writer, layout, padTo, out bool padded);
-        if (ackEliciting && space.ProbesPending > 0) space.ProbesPending--;
+        if (ackEliciting && space.ProbesPending > 0)
+        {
+            space.ProbesPending--;
+            // RFC 9002 §6.2.4: with two probes owed in a handshake space, the second repeats the unacknowledged CRYPTO
+            // data instead of a bare PING, so either datagram getting through unblocks the peer.
+            if (space.ProbesPending > 0 && space.Space != PacketNumberSpace.ApplicationData) RequeueUnackedCrypto(space);
+        }
 
         // RFC 9002 §2: in flight when ack-eliciting or padded.
         bool inFlight = ackEliciting || padded;

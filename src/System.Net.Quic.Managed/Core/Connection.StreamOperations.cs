@@ -90,10 +90,11 @@ internal sealed partial class Connection
 
     /// <summary>
     /// Starts a key update (RFC 9001 §6.1): allowed once the handshake is confirmed and a packet of the current phase
-    /// was acknowledged. Returns false when not allowed now.
+    /// was acknowledged. Returns false when not allowed now, and once the connection is closing (nothing more to protect).
     /// </summary>
     public bool InitiateKeyUpdate()
     {
+        if (Phase != ConnectionPhase.Open) return false;
         PacketSpaceState app = Space(System.Net.Quic.Managed.Recovery.PacketNumberSpace.ApplicationData);
         if (!_handshakeConfirmed || app.SendPhaseKeys is null || app.ReceivePhaseKeys is null) return false;
         if (app.SendPhaseKeys.KeyPhase != app.ReceivePhaseKeys.KeyPhase) return false; // the previous update is not answered yet

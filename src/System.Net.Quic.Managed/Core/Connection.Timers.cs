@@ -1,4 +1,5 @@
 using System.Net.Quic.Managed.Recovery;
+using System.Net.Quic.Managed.Streams;
 
 namespace System.Net.Quic.Managed.Core;
 
@@ -100,11 +101,22 @@ internal sealed partial class Connection
         space.ProbesPending = Math.Max(space.ProbesPending, packets);
         // RFC 9002 §6.2.4: a probe should carry data the peer may be missing; for the handshake spaces that is all
         // unacknowledged CRYPTO data (a PING alone would not unblock a peer that lost our whole flight).
-        if (spaceId != PacketNumberSpace.ApplicationData)
-        {
-            var crypto = space.CryptoSend;
-            long unacked = crypto.MaxSentOffset - crypto.AckedOffset;
-            if (unacked > 0) crypto.OnLost(crypto.AckedOffset, unacked, fin: false);
-        }
+        if (spaceId == PacketNumberSpace.ApplicationData) return;
+        RequeueUnackedCrypto(space);
+        // §6.2.4: "the sender SHOULD send ack-eliciting packets from other packet number spaces with in-flight data,
+        // coalescing packets if possible". A server whose Initial (ServerHello) and Handshake flights were both lost
+        // otherwise resends them on alternate, backed-off timers, and under heavy loss the peer gives up first.
+        PacketSpaceState other = Space(spaceId == PacketNumberSpace.Initial ? PacketNumberSpace.Handshake : PacketNumberSpace.Initial);
+        if (!other.Discarded && other.CanSend && RequeueUnackedCrypto(other)) other.ProbesPending = Math.Max(other.ProbesPending, 1);
+    }
+
+    /// <summary>Marks every unacknowledged CRYPTO byte of a handshake space for retransmission; false when there is none.</summary>
+    private static bool RequeueUnackedCrypto(PacketSpaceState space)
+    {
+        SendBuffer crypto = space.CryptoSend;
+        long unacked = crypto.MaxSentOffset - crypto.AckedOffset;
+        if (unacked <= 0) return false;
+        crypto.OnLost(crypto.AckedOffset, unacked, fin: false);
+        return true;
     }
 }

@@ -136,6 +136,12 @@ internal sealed partial class Connection : IDisposable
 
     public bool IsHandshakeConfirmed => _handshakeConfirmed;
 
+    /// <summary>
+    /// True when the handshake went through a Retry (RFC 9000 §8.1.2): on a client, one was accepted; on a server, the
+    /// client came back with our Retry token (so its address was validated before the connection existed).
+    /// </summary>
+    public bool Retried => _retrySourceId is not null;
+
     public ConnectionPhase Phase => _close.Phase;
 
     /// <summary>Set once the connection is closing, draining or closed.</summary>

@@ -61,6 +61,10 @@ public class PublicSurfaceTests
         ["property System.Net.Quic.Managed.QuicConnection.System.Boolean IsResumed {get;}"] = "whether the handshake resumed a session",
         ["property System.Net.Quic.Managed.QuicConnection.System.Boolean IsEarlyDataAccepted {get;}"] = "whether 0-RTT data was accepted",
         ["method System.Net.Quic.Managed.QuicConnection.System.Threading.Tasks.ValueTask WaitForHandshakeAsync(System.Threading.CancellationToken=)"] = "ConnectAsync returns early with 0-RTT; this waits for the handshake",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int32 KeyUpdates {get;}"] = "RFC 9001 §6 key updates started or answered (shows UpdateKeysAsync and peer updates worked)",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Boolean Retried {get;}"] = "RFC 9000 §8.1.2: the handshake went through a Retry (shows RequireRetry worked)",
+        ["method System.Net.Quic.Managed.QuicConnection.System.Threading.Tasks.ValueTask<System.Boolean> UpdateKeysAsync(System.Threading.CancellationToken=)"] = "initiate an RFC 9001 §6 key update (interop keyupdate case; System.Net.Quic has no such call)",
+        ["property System.Net.Quic.Managed.QuicListenerOptions.System.Boolean RequireRetry {get;set;}"] = "force RFC 9000 §8.1.2 address validation with Retry (interop retry case; System.Net.Quic has no such setting)",
     };
 
     private readonly ITestOutputHelper _output;

@@ -133,25 +133,68 @@ internal static class InteropEndpointRunner
         };
         QuicConnection connection = await QuicConnection.ConnectAsync(options, cancellationToken).ConfigureAwait(false);
         await using QuicMultiplexedConnection multiplexed = new(connection);
-        bool ok = await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
-        await connection.WaitForHandshakeAsync(cancellationToken).ConfigureAwait(false);
-        // One greppable line per connection: the harness checks the negotiated suite (chacha20), resumption and 0-RTT.
-        log.WriteLine($"connected {connection.LocalEndPoint} -> {connection.RemoteEndPoint}: alpn={connection.NegotiatedApplicationProtocol} cipher={connection.NegotiatedCipherSuite} resumed={connection.IsResumed} early_data_accepted={connection.IsEarlyDataAccepted}");
-        if (resumes && s_tickets.Count == 0)
+        if (testCase.Name != "keyupdate")
         {
-            // The next connection resumes with this one's ticket, which the server sends after the handshake.
-            using CancellationTokenSource wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-            wait.CancelAfter(TimeSpan.FromSeconds(2));
-            try
-            {
-                while (s_tickets.Count == 0) await Task.Delay(10, wait.Token).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
-            {
-                log.WriteLine("no session ticket arrived within 2 s: the next connection cannot resume");
-            }
+            bool done = await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
+            await connection.WaitForHandshakeAsync(cancellationToken).ConfigureAwait(false);
+            // One greppable line per connection: the harness checks the negotiated suite (chacha20), resumption and 0-RTT.
+            log.WriteLine($"connected {connection.LocalEndPoint} -> {connection.RemoteEndPoint}: alpn={connection.NegotiatedApplicationProtocol} cipher={connection.NegotiatedCipherSuite} resumed={connection.IsResumed} early_data_accepted={connection.IsEarlyDataAccepted}");
+            if (resumes) await WaitForSessionTicketAsync(log, cancellationToken).ConfigureAwait(false);
+            return done;
         }
+
+        // The runner's keyupdate case: the client updates its keys once, early in the transfer, and keeps downloading.
+        using CancellationTokenSource downloadsDone = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        Task<bool> keyUpdate = UpdateKeysOnceAsync(connection, log, downloadsDone.Token);
+        bool ok = await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
+        downloadsDone.Cancel();
+        if (!await keyUpdate.ConfigureAwait(false))
+        {
+            log.WriteLine("keyupdate: the download ended before a key update could start");
+            return false;
+        }
+
         return ok;
+    }
+
+    /// <summary>The next connection resumes with this one's ticket, which the server sends after the handshake: wait for it (2 s at most).</summary>
+    private static async Task WaitForSessionTicketAsync(TextWriter log, CancellationToken cancellationToken)
+    {
+        if (s_tickets.Count > 0) return;
+        using CancellationTokenSource wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        wait.CancelAfter(TimeSpan.FromSeconds(2));
+        try
+        {
+            while (s_tickets.Count == 0) await Task.Delay(10, wait.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        {
+            log.WriteLine("no session ticket arrived within 2 s: the next connection cannot resume");
+        }
+    }
+
+    /// <summary>
+    /// Starts one key update as soon as RFC 9001 §6 allows it: UpdateKeysAsync says no until the handshake is confirmed
+    /// (HANDSHAKE_DONE) and a packet of the current phase was acknowledged, so ask again every few milliseconds.
+    /// </summary>
+    private static async Task<bool> UpdateKeysOnceAsync(QuicConnection connection, TextWriter log, CancellationToken cancellationToken)
+    {
+        long start = System.Diagnostics.Stopwatch.GetTimestamp();
+        try
+        {
+            while (!await connection.UpdateKeysAsync(cancellationToken).ConfigureAwait(false))
+            {
+                await Task.Delay(2, cancellationToken).ConfigureAwait(false);
+            }
+
+            QuicConnectionStatistics stats = connection.GetStatistics();
+            log.WriteLine($"keyupdate: started a key update {System.Diagnostics.Stopwatch.GetElapsedTime(start).TotalMilliseconds:0} ms after the handshake, {stats.BytesReceived} bytes received so far");
+            return true;
+        }
+        catch (Exception e) when (e is OperationCanceledException or QuicException)
+        {
+            return false;
+        }
     }
 
     private static async Task<int> RunServerAsync(InteropConfiguration config, InteropTestCase testCase, TextWriter log, CancellationToken cancellationToken)
@@ -197,6 +240,8 @@ internal static class InteropEndpointRunner
                 QuicListenerOptions options = new()
                 {
                     ListenEndPoint = new IPEndPoint(address, config.Port),
+                    // The runner's retry case: every new client must come back with a Retry token (RFC 9000 §8.1.2).
+                    RequireRetry = testCase.Name == "retry",
                     ApplicationProtocols = [new SslApplicationProtocol(alpn)],
                     ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(new QuicServerConnectionOptions
                     {
