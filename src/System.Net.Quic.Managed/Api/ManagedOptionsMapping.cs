@@ -27,6 +27,7 @@ internal static class ManagedOptionsMapping
         return new ConnectionOptions
         {
             EarlyDataTransportParameters = earlyDataTransportParameters,
+            MaxUdpPayloadSize = Io.UdpReceiver.MaxReceivableDatagram,
             // With 0-RTT the ClientHello waits (briefly) for the app's first request, so both leave in one datagram.
             EarlyDataFirstFlightHoldUs = earlyDataTransportParameters is null ? 0 : EarlyDataFirstFlightHoldUs,
             IdleTimeoutUs = o.IdleTimeoutUs,

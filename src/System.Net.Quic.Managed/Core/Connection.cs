@@ -213,7 +213,7 @@ internal sealed partial class Connection : IDisposable
         var p = new TransportParameters
         {
             MaxIdleTimeoutMs = (ulong)(_options.IdleTimeoutUs / 1000),
-            MaxUdpPayloadSize = TransportParameters.DefaultMaxUdpPayloadSize,
+            MaxUdpPayloadSize = _options.MaxUdpPayloadSize,
             InitialMaxData = (ulong)s.InitialMaxData,
             InitialMaxStreamDataBidiLocal = (ulong)s.InitialMaxStreamDataBidiLocal,
             InitialMaxStreamDataBidiRemote = (ulong)s.InitialMaxStreamDataBidiRemote,

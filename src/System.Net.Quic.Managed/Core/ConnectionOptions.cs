@@ -53,4 +53,7 @@ internal sealed class ConnectionOptions
     public long EarlyDataFirstFlightHoldUs { get; init; }
 
     public string Name { get; init; } = "connection";
+
+    /// <summary>max_udp_payload_size we advertise (RFC 9000 §18.2): the largest datagram the I/O layer can receive.</summary>
+    public ulong MaxUdpPayloadSize { get; init; } = TransportParameters.DefaultMaxUdpPayloadSize;
 }

@@ -25,7 +25,7 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
     /// Without GRO a message is one datagram: 4 KiB covers every path MTU QUIC uses in practice; a larger datagram arrives
     /// truncated and is dropped, as if the path MTU were smaller (a PMTU probe that size is simply lost, RFC 9000 §14.4).
     /// </summary>
-    private const int SingleSlotSize = 4096;
+    private const int SingleSlotSize = MaxReceivableDatagram;
     private const int SingleSlots = 32;
 
     private readonly SafeHandle _socket;

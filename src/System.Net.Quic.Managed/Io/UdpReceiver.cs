@@ -11,6 +11,12 @@ namespace System.Net.Quic.Managed.Io;
 /// </summary>
 internal abstract class UdpReceiver
 {
+    /// <summary>
+    /// The largest datagram every receive path accepts (the recvmmsg path without GRO reads into 4 KiB slots; longer
+    /// datagrams are truncated and dropped). Advertised as max_udp_payload_size (RFC 9000 §18.2) so no peer sends more.
+    /// </summary>
+    public const int MaxReceivableDatagram = 4096;
+
     /// <summary>AppContext switch (runtimeconfig or AppContext.SetSwitch) that turns recvmmsg/UDP_GRO off: every socket uses the portable path.</summary>
     public const string DisableBatchingSwitch = "System.Net.Quic.Managed.DisableUdpBatching";
 
