@@ -41,6 +41,10 @@ internal sealed partial class TlsHandshake
         foreach (SslApplicationProtocol p in _options.ApplicationProtocols) hello.ApplicationProtocols.Add(p.Protocol.ToArray());
         hello.TransportParameters = _options.LocalTransportParameters;
         // RFC 9001 §8.4: legacy_session_id stays empty; QUIC forbids middlebox compatibility mode.
+        // RFC 8446 §4.2.9: psk_key_exchange_modes goes in every ClientHello, with or without a ticket to offer. Servers
+        // SHOULD NOT issue tickets incompatible with the advertised modes: qtls (quic-go) skips deriving the
+        // resumption secret when psk_dhe_ke is absent, so the tickets it still hands out cannot resume anything.
+        hello.PskKeyExchangeModes = [PskDheKe];
         AddSessionResumption(hello, nowUs);
         _clientHello = hello;
         var w = new TlsWriter(512);

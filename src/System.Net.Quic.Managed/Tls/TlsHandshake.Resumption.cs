@@ -17,6 +17,7 @@ internal sealed partial class TlsHandshake
     private TlsSessionTicket? _offeredTicket;
     private readonly Queue<TlsSessionTicket> _receivedTickets = new();
     private byte _ticketsSent;
+    private bool _clientAcceptsTickets;
 
     /// <summary>Client: tickets received from the server (in order), for a later connection's <see cref="TlsHandshakeOptions.SessionTicket"/>.</summary>
     public bool TryDequeueSessionTicket(out TlsSessionTicket ticket) => _receivedTickets.TryDequeue(out ticket!);
@@ -30,7 +31,6 @@ internal sealed partial class TlsHandshake
         _offeredTicket = t;
         // RFC 8446 §4.2.11.1: obfuscated_ticket_age = (age in ms + ticket_age_add) mod 2^32.
         uint ageMs = (uint)((nowUs - t.ReceivedUs) / 1000);
-        hello.PskKeyExchangeModes = [PskDheKe];
         hello.PskIdentities.Add(new PskIdentity(t.Ticket, unchecked(ageMs + t.AgeAdd)));
         hello.PskBinders.Add(new byte[CipherSuiteInfo.GetHashLength(t.CipherSuite)]);
         hello.EarlyData = _options.OfferEarlyData && t.AllowsEarlyData;
@@ -70,7 +70,7 @@ internal sealed partial class TlsHandshake
         _offeredTicket = null;
         hello.PskIdentities.Clear();
         hello.PskBinders.Clear();
-        hello.PskKeyExchangeModes = null;
+        // psk_key_exchange_modes stays: RFC 8446 §4.1.2 allows the second ClientHello to drop pre_shared_key, not it.
     }
 
     private bool TryAcceptServerPskSelection(int selectedIdentity, ushort suite, out ReadOnlySpan<byte> psk)
@@ -165,7 +165,8 @@ internal sealed partial class TlsHandshake
 
     private void ServerSendSessionTicket(long nowUs)
     {
-        if (_options.SessionTicketKey == null || _ticketsSent == byte.MaxValue) return;
+        // RFC 8446 §4.2.9: no ticket for a client that did not advertise psk_dhe_ke (it could not use it).
+        if (_options.SessionTicketKey == null || !_clientAcceptsTickets || _ticketsSent == byte.MaxValue) return;
         byte[] nonce = [_ticketsSent++];
         byte[] psk = new byte[CipherSuiteInfo.GetHashLength(_hash)];
         KeySchedule.DeriveResumptionPsk(_hash, _resumptionMasterSecret, nonce, psk);

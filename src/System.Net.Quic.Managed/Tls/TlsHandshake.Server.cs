@@ -115,6 +115,7 @@ internal sealed partial class TlsHandshake
         PeerTransportParameters = ch.TransportParameters;
         if (alpn != null) NegotiatedApplicationProtocol = new SslApplicationProtocol(alpn);
         _echoSessionId = ch.LegacySessionId;
+        _clientAcceptsTickets = ch.PskKeyExchangeModes != null && Array.IndexOf(ch.PskKeyExchangeModes, PskDheKe) >= 0;
 
         // PSK resumption (RFC 8446 §4.2.11) - decided before ServerHello because it changes the key schedule;
         // the binder covers the transcript before this ClientHello plus its truncated self.

@@ -31,6 +31,19 @@ public class TlsResumptionTests
     }
 
     [Fact]
+    public void FirstClientHello_WithoutTicket_AdvertisesPskDheKe()
+    {
+        // RFC 8446 §4.2.9: qtls (quic-go 0.29) derives the resumption secret only when the ClientHello lists psk_dhe_ke;
+        // without it quic-go still issued a ticket, sealed with an empty secret, that it refused on the next connection.
+        using var client = new TlsHandshake(false, TlsEnginePair.ClientOptions());
+        Assert.True(client.Start());
+        Assert.Null(ClientHello.TryDecode(client.GetPendingOutput(EncryptionLevel.Initial).Slice(4), out ClientHello ch));
+        Assert.Equal(new byte[] { 1 }, ch.PskKeyExchangeModes);
+        Assert.Empty(ch.PskIdentities);
+        Assert.False(ch.EarlyData);
+    }
+
+    [Fact]
     public void Resumption_WithZeroRtt_Accepted()
     {
         TlsSessionTicket ticket = FirstConnectionTicket();
