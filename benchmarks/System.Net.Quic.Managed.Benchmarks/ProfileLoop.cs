@@ -53,6 +53,7 @@ internal static class ProfileLoop
         }
         if (what == "handshake")
         {
+            using var ticks = new AllocationTickListener();
             using LoopbackPair pair = LoopbackPair.Start(PerfTransportKind.Managed);
             var scratch = new byte[16][];
             for (int i = 0; i < scratch.Length; i++) scratch[i] = new byte[1024];
@@ -63,6 +64,7 @@ internal static class ProfileLoop
                 Task.WhenAll(tasks).GetAwaiter().GetResult();
                 operations += tasks.Length;
             }
+            foreach (var kv in ticks.Samples.OrderByDescending(k => k.Value).Take(25)) Console.WriteLine($"{kv.Value,6} {kv.Key}");
         }
         else
         {
