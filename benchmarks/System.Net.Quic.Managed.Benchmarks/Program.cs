@@ -7,6 +7,11 @@ public static class Program
 {
     public static void Main(string[] args)
     {
+        if (args.Length == 3 && args[0] == "--profile-loop")
+        {
+            ProfileLoop.Run(args[1], int.Parse(args[2], Globalization.CultureInfo.InvariantCulture));
+            return;
+        }
         // Say up front which provider rows will be missing and why (TransportBenchmarkConfig filters them out).
         foreach (PerfTransportKind kind in new[] { PerfTransportKind.Managed, PerfTransportKind.MsQuic })
         {

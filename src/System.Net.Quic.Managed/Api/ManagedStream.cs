@@ -419,11 +419,16 @@ internal sealed class ManagedStream : QuicStreamImpl
                 }
             }
         }
-        Exception disposed = new ObjectDisposedException(nameof(QuicStream));
-        FailRead(disposed);
-        FailWrite(disposed);
-        Fault(_readsClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
-        if (!_finWritten) Fault(_writesClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
+        // The exceptions are created only when something is left to fail: a stream used to its end (the common case,
+        // once per request) completes both tasks before disposal and allocates none.
+        if (_pendingRead is not null || _pendingWrite is not null)
+        {
+            Exception disposed = new ObjectDisposedException(nameof(QuicStream));
+            FailRead(disposed);
+            FailWrite(disposed);
+        }
+        if (!_readsClosed.Task.IsCompleted) Fault(_readsClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
+        if (!_finWritten && !_writesClosed.Task.IsCompleted) Fault(_writesClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
         else if (!_ended) OnWritable(); // the FIN may be acknowledged already (or STOP_SENDING arrived)
         RemoveIfDone();
     }

@@ -28,8 +28,14 @@ internal sealed class UdpDriver : IDisposable
     private readonly UdpSegmentation _segmentation;
     private readonly ConcurrentQueue<IDriverWorkItem> _work = new();
     private UdpReceiver _receiver;
-    private readonly byte[] _sendBuffer = new byte[SendBufferSize];
-    private readonly Thread _thread;
+    // The send buffer belongs to the thread running the loop (only Flush, on that thread, touches it): a pooled
+    // DriverThreadPool thread keeps one for every socket it drives instead of 64 KB allocated per client connection.
+    [ThreadStatic]
+    private static byte[]? t_sendBuffer;
+    private byte[] _sendBuffer = [];
+    private readonly string _threadName;
+    private readonly ManualResetEventSlim _loopExited = new(false);
+    private Thread? _loopThread;
     private readonly Socket _wakeSocket;
     private readonly SocketAddress _wakeTarget;
 
@@ -77,7 +83,7 @@ internal sealed class UdpDriver : IDisposable
             _wakeSocket = new Socket(wakeAddress.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
             _wakeTarget = new IPEndPoint(wakeAddress, LocalEndPoint.Port).Serialize();
         }
-        _thread = new Thread(Run) { IsBackground = true, Name = name ?? $"QuicManaged UDP {LocalEndPoint}" };
+        _threadName = name ?? $"QuicManaged UDP {LocalEndPoint}";
     }
 
     public IPEndPoint LocalEndPoint { get; }
@@ -122,11 +128,11 @@ internal sealed class UdpDriver : IDisposable
     public void Start()
     {
         Volatile.Write(ref _started, 1);
-        _thread.Start();
+        DriverThreadPool.Run(Run, _threadName);
     }
 
     /// <summary>True while the driver thread runs (tests check that disposal leaves none behind).</summary>
-    public bool IsRunning => _thread.IsAlive;
+    public bool IsRunning => Volatile.Read(ref _started) == 1 && !_loopExited.IsSet;
 
     /// <summary>Exceptions escaping posted work or <see cref="StepCompleted"/> (a bug): counted, kept, reported, never fatal.</summary>
     public int UnhandledCount { get; private set; }
@@ -151,7 +157,7 @@ internal sealed class UdpDriver : IDisposable
     }
 
     /// <summary>True on the driver's own thread: code there may call the core directly.</summary>
-    public bool IsDriverThread => Thread.CurrentThread == _thread;
+    public bool IsDriverThread => Volatile.Read(ref _loopThread) == Thread.CurrentThread;
 
     /// <summary>Queues work for the driver thread and wakes it.</summary>
     public void Post(IDriverWorkItem item)
@@ -181,6 +187,8 @@ internal sealed class UdpDriver : IDisposable
 
     private void Run()
     {
+        Volatile.Write(ref _loopThread, Thread.CurrentThread);
+        _sendBuffer = t_sendBuffer ??= new byte[SendBufferSize];
         try
         {
             RunLoop();
@@ -189,6 +197,9 @@ internal sealed class UdpDriver : IDisposable
         {
             // Only this thread ever receives: once it ends, the receive buffers can go back to the pool.
             _receiver.Release();
+            // The thread goes back to DriverThreadPool and may drive another socket next: it is no longer ours.
+            Volatile.Write(ref _loopThread, null);
+            _loopExited.Set();
         }
     }
 
@@ -407,7 +418,7 @@ internal sealed class UdpDriver : IDisposable
         catch (SocketException)
         {
         }
-        if (_thread.IsAlive && !IsDriverThread) _thread.Join(TimeSpan.FromSeconds(5));
+        if (Volatile.Read(ref _started) == 1 && !IsDriverThread) _loopExited.Wait(TimeSpan.FromSeconds(5));
         if (Volatile.Read(ref _started) == 0) _receiver.Release(); // never started: no thread will release them
         _socket.Dispose();
         _wakeSocket.Dispose();

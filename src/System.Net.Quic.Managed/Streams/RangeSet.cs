@@ -2,15 +2,16 @@ namespace System.Net.Quic.Managed.Streams;
 
 /// <summary>
 /// A sorted set of disjoint, non-adjacent half-open ranges [start, end) of non-negative longs. Used for received stream
-/// data, acknowledged and lost send ranges, and reusable for ACK ranges. Storage grows by doubling up to
-/// <see cref="MaxCount"/> ranges and is never shrunk, so it is allocation-free in steady state; an operation that
-/// would need more than <see cref="MaxCount"/> ranges fails and leaves the set unchanged.
+/// data, acknowledged and lost send ranges, and reusable for ACK ranges. Storage is allocated with the first range,
+/// grows by doubling up to <see cref="MaxCount"/> ranges and is never shrunk, so it is allocation-free in steady
+/// state; an operation that would need more than <see cref="MaxCount"/> ranges fails and leaves the set unchanged.
 /// </summary>
 internal sealed class RangeSet
 {
-    private long[] _starts;
-    private long[] _ends;
+    private long[] _starts = [];
+    private long[] _ends = [];
     private int _count;
+    private readonly int _initialCapacity;
 
     public RangeSet(int initialCapacity = 4, int maxCount = 1 << 16)
     {
@@ -19,8 +20,9 @@ internal sealed class RangeSet
             throw new ArgumentOutOfRangeException(nameof(initialCapacity));
         }
 
-        _starts = new long[initialCapacity];
-        _ends = new long[initialCapacity];
+        // Storage comes with the first range: every stream has several sets (received, acknowledged, lost) and many
+        // streams end with some of them never used (lost ranges, mostly), one pair of arrays less each.
+        _initialCapacity = initialCapacity;
         MaxCount = maxCount;
     }
 
@@ -252,7 +254,8 @@ internal sealed class RangeSet
             return false;
         }
 
-        int size = (int)Math.Min((long)MaxCount, Math.Max(needed, (long)_starts.Length * 2));
+        long grown = _starts.Length == 0 ? _initialCapacity : (long)_starts.Length * 2;
+        int size = (int)Math.Min((long)MaxCount, Math.Max(needed, grown));
         Array.Resize(ref _starts, size);
         Array.Resize(ref _ends, size);
         return true;

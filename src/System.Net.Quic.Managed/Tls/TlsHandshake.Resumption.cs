@@ -188,10 +188,8 @@ internal sealed partial class TlsHandshake
 
         byte[] ticket = new byte[TicketNonceLength + state.Length + TicketTagLength];
         _options.Random.Fill(ticket.AsSpan(0, TicketNonceLength));
-        using (var aead = new AesGcm(_options.SessionTicketKey, TicketTagLength))
-        {
-            aead.Encrypt(ticket.AsSpan(0, TicketNonceLength), state.WrittenSpan, ticket.AsSpan(TicketNonceLength, state.Length), ticket.AsSpan(TicketNonceLength + state.Length));
-        }
+        AesGcm aead = SessionTicketCipher.For(_options.SessionTicketKey, TicketTagLength);
+        aead.Encrypt(ticket.AsSpan(0, TicketNonceLength), state.WrittenSpan, ticket.AsSpan(TicketNonceLength, state.Length), ticket.AsSpan(TicketNonceLength + state.Length));
         var nst = new NewSessionTicket
         {
             LifetimeSeconds = lifetime,
@@ -214,7 +212,7 @@ internal sealed partial class TlsHandshake
         byte[] plain = new byte[plainLength];
         try
         {
-            using var aead = new AesGcm(_options.SessionTicketKey!, TicketTagLength);
+            AesGcm aead = SessionTicketCipher.For(_options.SessionTicketKey!, TicketTagLength);
             aead.Decrypt(ticket.AsSpan(0, TicketNonceLength), ticket.AsSpan(TicketNonceLength, plainLength), ticket.AsSpan(TicketNonceLength + plainLength), plain);
         }
         catch (CryptographicException)

@@ -79,6 +79,7 @@ internal sealed partial class TlsHandshake : IDisposable
     /// <summary>Server: the SNI the client sent. Client: the configured name.</summary>
     public string? ServerName { get; private set; }
 
+    /// <summary>The validated peer leaf certificate. Never disposed here: the API hands this instance to the application.</summary>
     public X509Certificate2? PeerCertificate { get; private set; }
 
     public SslPolicyErrors PeerCertificatePolicyErrors { get; private set; }

@@ -136,4 +136,22 @@ public class RangeSetTests
             }
         }
     }
+    [Fact]
+    public void AFreshSetWorksBeforeItsStorageExists()
+    {
+        // Storage is allocated with the first range: every operation must cope with none yet.
+        var set = new RangeSet(initialCapacity: 2, maxCount: 3);
+        Assert.False(set.Contains(0));
+        Assert.True(set.ContainsRange(5, 5));
+        Assert.False(set.Overlaps(0, 10));
+        Assert.True(set.Remove(0, 10));
+        set.RemoveBelow(100);
+        Assert.True(set.IsEmpty);
+        Assert.True(set.Add(10, 20));
+        Assert.True(set.Add(30, 40));
+        Assert.True(set.Add(50, 60)); // grows past the initial capacity
+        Assert.False(set.Add(70, 80)); // beyond MaxCount: refused, set unchanged
+        Assert.Equal(3, set.Count);
+        Assert.Equal(30, set.TotalLength);
+    }
 }
