@@ -209,8 +209,17 @@ internal sealed class UdpDriver : IDisposable
         {
             long now = MonotonicClock.NowUs;
             RunWork(now);
-            if (_endpoint.NextTimeoutUs <= now) _endpoint.OnTimeout(now);
-            Flush(now);
+            try
+            {
+                if (_endpoint.NextTimeoutUs <= now) _endpoint.OnTimeout(now);
+                Flush(now);
+            }
+            catch (Exception e) when (e is not (SocketException or ObjectDisposedException))
+            {
+                // The core does not throw on peer input; should a bug make it throw anyway, this thread (which serves
+                // every connection on the socket) must survive it: report it and keep running.
+                OnUnhandled(e);
+            }
             if (StepCompleted is { } step)
             {
                 try
@@ -221,7 +230,14 @@ internal sealed class UdpDriver : IDisposable
                 {
                     OnUnhandled(e);
                 }
-                Flush(now);
+                try
+                {
+                    Flush(now);
+                }
+                catch (Exception e) when (e is not (SocketException or ObjectDisposedException))
+                {
+                    OnUnhandled(e);
+                }
             }
 
             Volatile.Write(ref _sleeping, 1);
@@ -356,7 +372,16 @@ internal sealed class UdpDriver : IDisposable
                 {
                     DatagramsReceived++;
                     datagrams++;
-                    _endpoint.Receive(data.Slice(offset, Math.Min(segment, data.Length - offset)), remote, now);
+                    try
+                    {
+                        _endpoint.Receive(data.Slice(offset, Math.Min(segment, data.Length - offset)), remote, now);
+                    }
+                    catch (Exception e)
+                    {
+                        // Defence in depth, as above: one datagram that trips a bug is dropped, the process lives on.
+                        MessagesDropped++;
+                        OnUnhandled(e);
+                    }
                     if (++sinceFlush == FlushEveryDatagrams)
                     {
                         sinceFlush = 0;

@@ -94,6 +94,54 @@ public class UdpDriverHookTests
         Assert.Equal("boom", reported?.Message);
     }
 
+    /// <summary>An endpoint that throws on its first datagram and on its first timer, as a core bug would.</summary>
+    private sealed class FaultyEndpoint : IDatagramEndpoint
+    {
+        public readonly ConcurrentQueue<byte[]> Received = new();
+        private int _receives;
+        private int _timeouts;
+
+        public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs)
+        {
+            if (Interlocked.Increment(ref _receives) == 1) throw new InvalidOperationException("core bug on input");
+            Received.Enqueue(datagram.ToArray());
+        }
+
+        public bool TrySend(Span<byte> buffer, long nowUs, out OutgoingDatagram datagram)
+        {
+            datagram = default;
+            return false;
+        }
+
+        public long NextTimeoutUs => Volatile.Read(ref _timeouts) == 0 ? 0 : long.MaxValue;
+
+        public void OnTimeout(long nowUs)
+        {
+            if (Interlocked.Increment(ref _timeouts) == 1) throw new InvalidOperationException("core bug on a timer");
+        }
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task AnExceptionFromTheCoreIsReportedAndTheDriverKeepsReceiving(bool batching)
+    {
+        var endpoint = new FaultyEndpoint();
+        using var driver = new UdpDriver(UdpSocketFactory.Bind(new IPEndPoint(IPAddress.Loopback, 0)), endpoint, enableBatching: batching);
+        var reported = new ConcurrentQueue<string>();
+        driver.UnhandledException = e => reported.Enqueue(e.Message);
+        driver.Start();
+        using var sender = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+        sender.SendTo(new byte[] { 1 }, driver.LocalEndPoint);
+        await WaitFor(() => reported.Count >= 2);
+        sender.SendTo(new byte[] { 2 }, driver.LocalEndPoint);
+        await WaitFor(() => endpoint.Received.Count == 1);
+        Assert.Equal(2, endpoint.Received.Single()[0]);
+        Assert.Contains("core bug on input", reported);
+        Assert.Contains("core bug on a timer", reported);
+        Assert.True(driver.IsRunning);
+    }
+
     [Theory]
     [InlineData(true)] // Linux: poll(2) on both sockets
     [InlineData(false)] // portable: Socket.Select
