@@ -76,6 +76,9 @@ internal sealed class ManagedConnection : QuicConnectionImpl
 
     public QuicConnection Owner { get; }
 
+    /// <summary>The listener that created this server connection; null on a client.</summary>
+    public ManagedListener? Listener => _listener;
+
     public ManagedDriverHost Host => _host;
 
     public Connection? Core => _core;

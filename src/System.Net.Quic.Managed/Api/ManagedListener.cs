@@ -33,12 +33,14 @@ namespace System.Net.Quic.Managed;
 /// position, and a datagram that does not authenticate creates nothing.
 /// </para>
 /// </summary>
-internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFactory
+internal sealed class ManagedListener : QuicListenerImpl
 {
     private const int MaxDeferredCallbacks = 1024;
 
     private readonly ManagedDriverHost _host;
+    private readonly ListenerPort _port;
     private readonly QuicListenerOptions _options;
+    private readonly byte[][] _protocols;
     private readonly byte[] _sessionTicketKey = System.Security.Cryptography.RandomNumberGenerator.GetBytes(32);
     // Connections whose handshake completed, and exceptions of handshakes that failed, in the order they ended.
     private readonly Channel<object> _accepted = Channel.CreateUnbounded<object>(new UnboundedChannelOptions { SingleWriter = true });
@@ -51,46 +53,37 @@ internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFacto
     private volatile bool _disposed;
     private int _disposeStarted;
 
-    private ManagedListener(ManagedDriverHost host, QuicListenerOptions options)
+    private ManagedListener(ManagedDriverHost host, ListenerPort port, QuicListenerOptions options)
     {
         _host = host;
+        _port = port;
         _options = options;
+        _protocols = new byte[options.ApplicationProtocols.Count][];
+        for (int i = 0; i < _protocols.Length; i++) _protocols[i] = options.ApplicationProtocols[i].Protocol.ToArray();
     }
 
     public override IPEndPoint LocalEndPoint => _host.Driver.LocalEndPoint;
 
     public ManagedDriverHost Host => _host;
 
+    public List<SslApplicationProtocol> ApplicationProtocols => _options.ApplicationProtocols;
+
+    /// <summary>True when <paramref name="protocol"/> (an ALPN identifier from a ClientHello) is one of this listener's.</summary>
+    public bool Accepts(ReadOnlySpan<byte> protocol)
+    {
+        foreach (byte[] own in _protocols)
+        {
+            if (protocol.SequenceEqual(own)) return true;
+        }
+        return false;
+    }
+
     public static ValueTask<QuicListener> ListenAsync(QuicListenerOptions options, CancellationToken cancellationToken)
     {
         cancellationToken.ThrowIfCancellationRequested();
-        Socket socket = UdpSocketFactory.Bind(options.ListenEndPoint);
-        ManagedListener? listener = null;
-        var endpoint = new Endpoint(new EndpointOptions { IsServer = true, LocalName = socket.LocalEndPoint?.ToString() ?? "", RequireRetry = options.RequireRetry }, new DeferredFactory(() => listener!));
-        var host = new ManagedDriverHost(socket, endpoint, $"QuicManaged listener {socket.LocalEndPoint}");
-        listener = new ManagedListener(host, options);
-        host.Listener = listener;
-        host.Start();
+        ManagedListener listener = ListenerPort.Listen(options, (host, port) => new ManagedListener(host, port, options));
         return ValueTask.FromResult(new QuicListener(listener));
     }
-
-    /// <summary>The endpoint needs its factory at construction, the listener needs the endpoint's host: break the cycle.</summary>
-    private sealed class DeferredFactory : IServerConnectionFactory
-    {
-        private readonly Func<ManagedListener> _listener;
-
-        public DeferredFactory(Func<ManagedListener> listener) => _listener = listener;
-
-        public bool TryCreate(in IncomingConnectionRequest request, out ConnectionOptions options, out ICryptoHandshake handshake)
-            => throw new NotSupportedException();
-
-        public IncomingDecision Decide(in IncomingConnectionRequest request) => _listener().Decide(request);
-
-        public void Abandon(object? owner) => _listener().Abandon(owner);
-    }
-
-    bool IServerConnectionFactory.TryCreate(in IncomingConnectionRequest request, out ConnectionOptions options, out ICryptoHandshake handshake)
-        => throw new NotSupportedException();
 
     /// <summary>Driver thread, from <see cref="Endpoint.Receive"/>: options and TLS engine for a new client, or refuse it.</summary>
     public IncomingDecision Decide(in IncomingConnectionRequest request)
@@ -204,22 +197,11 @@ internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFacto
         }
     }
 
-    /// <summary>Driver thread: the endpoint discarded the connection created for <paramref name="owner"/>.</summary>
-    public void Abandon(object? owner)
+    /// <summary>Driver thread: the endpoint discarded <paramref name="connection"/> before handing it over.</summary>
+    public void Abandon(ManagedConnection connection)
     {
         Interlocked.Decrement(ref _pending);
-        if (owner is ManagedConnection connection) connection.ReleaseHost();
-    }
-
-    /// <summary>Driver thread: the endpoint's new connections, each with the object created for it.</summary>
-    public void OnStep()
-    {
-        while (_host.Endpoint.TryAccept(out Connection core, out object? owner))
-        {
-            if (owner is not ManagedConnection connection) continue;
-            connection.AttachServer(core);
-            _host.Add(connection);
-        }
+        connection.ReleaseHost();
     }
 
     public void OnHandshakeCompleted(ManagedConnection connection)
@@ -266,6 +248,7 @@ internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFacto
     {
         if (Interlocked.Exchange(ref _disposeStarted, 1) != 0) return;
         _disposed = true;
+        _port.Remove(this);
         _accepted.Writer.TryComplete();
         while (_accepted.Reader.TryRead(out object? unaccepted))
         {

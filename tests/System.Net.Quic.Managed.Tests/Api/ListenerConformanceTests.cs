@@ -277,4 +277,38 @@ public class ListenerConformanceTests
             }
         }
     }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task TwoListenersOnOnePort_RouteByAlpn(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener first = await ListenAsync(kind, alpn: "first");
+        QuicListenerOptions secondOptions = ListenerOptions(IPAddress.Loopback, alpn: "second");
+        secondOptions.ListenEndPoint = first.LocalEndPoint;
+        await using QuicListener second = await QuicListener.ListenAsync(secondOptions, kind, CancellationToken.None);
+        Assert.Equal(first.LocalEndPoint, second.LocalEndPoint);
+
+        foreach ((QuicListener listener, string alpn) in new[] { (second, "second"), (first, "first") })
+        {
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+            Task<QuicConnection> connect = ConnectAsync(kind, ClientOptions(first.LocalEndPoint, alpn), timeout.Token);
+            await using QuicConnection server = await listener.AcceptConnectionAsync(timeout.Token);
+            await using QuicConnection client = await connect;
+            Assert.Equal(alpn, server.NegotiatedApplicationProtocol.ToString());
+            Assert.Equal(alpn, client.NegotiatedApplicationProtocol.ToString());
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task SecondListenerWithSameAlpnOnOnePort_ThrowsAlpnInUse(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener first = await ListenAsync(kind);
+        QuicListenerOptions again = ListenerOptions(IPAddress.Loopback);
+        again.ListenEndPoint = first.LocalEndPoint;
+        var error = await Assert.ThrowsAsync<QuicException>(async () => await QuicListener.ListenAsync(again, kind, CancellationToken.None));
+        Assert.Equal(QuicError.AlpnInUse, error.QuicError);
+    }
 }
