@@ -19,6 +19,9 @@ internal sealed class UdpTestRelay : IDisposable
     public int Dropped;
     public int Forwarded;
 
+    /// <summary>Datagrams toward the server still to drop whatever the loss rate (a test sets it to lose one on purpose).</summary>
+    public int DropToServer;
+
     public UdpTestRelay(IPEndPoint server, double loss, int seed, TimeSpan delay = default)
     {
         _server = server;
@@ -44,6 +47,7 @@ internal sealed class UdpTestRelay : IDisposable
                 if (toServer) _client = r.RemoteEndPoint;
                 bool drop;
                 lock (_random) drop = _random.NextDouble() < _loss;
+                if (toServer && Volatile.Read(ref DropToServer) > 0 && Interlocked.Decrement(ref DropToServer) >= 0) drop = true;
                 if (drop) { Interlocked.Increment(ref Dropped); continue; }
                 Interlocked.Increment(ref Forwarded);
                 if (_delay > TimeSpan.Zero)

@@ -1,0 +1,272 @@
+using System.Diagnostics;
+using System.Security.Cryptography;
+using Xunit.Abstractions;
+using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
+
+namespace System.Net.Quic.Managed.Tests.Api;
+
+/// <summary>
+/// Closing and disposing a connection loses no data, on each provider: what arrived before the peer's close stays
+/// readable, a write side acknowledged in the peer's closing packet completes, and a lost CONNECTION_CLOSE is repeated.
+/// </summary>
+public class ConnectionCloseApiTests(ITestOutputHelper output)
+{
+    private const long CloseCode = 0x42;
+
+    public static TheoryData<string, bool> ProvidersAndCloser => new()
+    {
+        { "managed", true }, { "managed", false }, { "msquic", true }, { "msquic", false },
+    };
+
+    public static TheoryData<string> Providers => new() { "managed", "msquic" };
+
+    private static CancellationToken Timeout(int seconds = 30) => new CancellationTokenSource(TimeSpan.FromSeconds(seconds)).Token;
+
+    /// <summary>Iterations of the close loop: a few in the suite; QUIC_CLOSE_LOOP_COUNT raises it (200 reproduces the report).</summary>
+    private static int LoopCount(int suiteDefault)
+        => int.TryParse(Environment.GetEnvironmentVariable("QUIC_CLOSE_LOOP_COUNT"), out int n) && n > 0 ? n : suiteDefault;
+
+    /// <summary>Waits until the connection learned that the peer closed it (AcceptInboundStreamAsync then fails).</summary>
+    private static async Task<QuicException> WaitForPeerCloseAsync(QuicConnection connection, CancellationToken ct)
+        => await Assert.ThrowsAsync<QuicException>(async () => await connection.AcceptInboundStreamAsync(ct));
+
+    /// <summary>
+    /// N × (write 1 MB with completeWrites, await WritesClosed, CloseAsync) over loopback, the writer closing after its
+    /// WritesClosed or the reader closing after reading the FIN: the reader gets every byte and the FIN, and WritesClosed
+    /// completes successfully every time. msquic loses what its reader had not taken yet when the writer closes (reads
+    /// fail with ConnectionAborted; see "Differences from msquic"): there only the rest is checked.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(ProvidersAndCloser))]
+    public async Task CloseLoopLosesNoData(string provider, bool writerCloses)
+    {
+        QuicProvider kind = Require(provider);
+        int count = LoopCount(3);
+        byte[] payload = RandomNumberGenerator.GetBytes(1 << 20);
+        await using QuicListener listener = await ListenAsync(kind);
+        long lostBytes = 0;
+        int failedWrites = 0, failedReads = 0, corrupted = 0;
+        var watch = Stopwatch.StartNew();
+        for (int i = 0; i < count; i++)
+        {
+            CancellationToken ct = Timeout();
+            var (client, server) = await ConnectPairAsync(kind, listener);
+            await using (client)
+            await using (server)
+            {
+                Task<long> reader = Task.Run(async () =>
+                {
+                    await using QuicStream s = await server.AcceptInboundStreamAsync(ct);
+                    byte[] buffer = new byte[64 * 1024];
+                    long total = 0;
+                    try
+                    {
+                        int n;
+                        while ((n = await s.ReadAsync(buffer, ct)) > 0)
+                        {
+                            if (!buffer.AsSpan(0, n).SequenceEqual(payload.AsSpan((int)total, n)))
+                            {
+                                Interlocked.Increment(ref corrupted);
+                                return 0;
+                            }
+                            total += n;
+                        }
+                    }
+                    catch (QuicException e) when (e.QuicError == QuicError.ConnectionAborted && e.ApplicationErrorCode == CloseCode)
+                    {
+                        Interlocked.Increment(ref failedReads);
+                        return total;
+                    }
+                    if (!writerCloses) await server.CloseAsync(CloseCode, ct);
+                    return total;
+                });
+                await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+                await stream.WriteAsync(payload, completeWrites: true, ct);
+                try
+                {
+                    await stream.WritesClosed.WaitAsync(ct);
+                }
+                catch (QuicException)
+                {
+                    failedWrites++;
+                }
+                if (writerCloses) await client.CloseAsync(CloseCode, ct);
+                long received = await reader.WaitAsync(ct);
+                lostBytes += payload.Length - received;
+            }
+        }
+        output.WriteLine($"{provider}, {(writerCloses ? "writer" : "reader")} closes: {count} closes in {watch.ElapsedMilliseconds} ms, " +
+            $"{lostBytes} bytes lost, {failedReads} reads failed, {failedWrites} WritesClosed failed");
+        Assert.Equal(0, failedWrites);
+        Assert.Equal(0, corrupted);
+        if (kind == QuicProvider.MsQuic && writerCloses) return;
+        Assert.Equal(0, lostBytes);
+        Assert.Equal(0, failedReads);
+    }
+
+    /// <summary>
+    /// A 64 KB request and a 64 KB response, both sides completed their writes, then the server closes before the client
+    /// read the response: the client still reads all of it and the FIN.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task ResponseArrivedBeforeThePeersCloseStaysReadable(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout();
+            byte[] request = RandomNumberGenerator.GetBytes(64 * 1024);
+            byte[] response = RandomNumberGenerator.GetBytes(64 * 1024);
+            Task serve = Task.Run(async () =>
+            {
+                await using QuicStream s = await server.AcceptInboundStreamAsync(ct);
+                Assert.Equal(request, await ReadToEndAsync(s, ct));
+                await s.WriteAsync(response, completeWrites: true, ct);
+                await s.WritesClosed.WaitAsync(ct);
+                await server.CloseAsync(CloseCode, ct);
+            });
+            await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+            await stream.WriteAsync(request, completeWrites: true, ct);
+            await stream.WritesClosed.WaitAsync(ct);
+            await serve.WaitAsync(ct);
+            QuicException closed = await WaitForPeerCloseAsync(client, ct);
+            Assert.Equal(QuicError.ConnectionAborted, closed.QuicError);
+            Assert.Equal(CloseCode, closed.ApplicationErrorCode);
+
+            // Only now does the client read: everything that arrived before the close, then the FIN.
+            Assert.Equal(response, await ReadToEndAsync(stream, ct));
+            Assert.Equal(0, await stream.ReadAsync(new byte[16], ct));
+            await stream.ReadsClosed.WaitAsync(ct);
+        }
+    }
+
+    /// <summary>
+    /// Data without a FIN that arrived before the peer's close is read first; only then do reads fail, with the
+    /// connection's close exception. (msquic drops what the app had not read yet: there reads fail at once.)
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task BufferedDataIsReadBeforeTheCloseIsReported(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout();
+            byte[] data = RandomNumberGenerator.GetBytes(10_000);
+            await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+            await stream.WriteAsync(new byte[1], ct); // the server learns of the stream
+            await using QuicStream s = await server.AcceptInboundStreamAsync(ct);
+            await s.WriteAsync(data, ct);
+            byte[] first = new byte[1];
+            Assert.Equal(1, await stream.ReadAsync(first, ct)); // data is arriving
+            await Task.Delay(200, ct); // the rest too (loopback)
+            await server.CloseAsync(CloseCode, ct);
+            await WaitForPeerCloseAsync(client, ct);
+
+            var received = new MemoryStream();
+            received.Write(first);
+            byte[] buffer = new byte[4096];
+            QuicException? failure = null;
+            try
+            {
+                int n;
+                while ((n = await stream.ReadAsync(buffer, ct)) > 0) received.Write(buffer, 0, n);
+            }
+            catch (QuicException e)
+            {
+                failure = e;
+            }
+            output.WriteLine($"{provider}: {received.Length} of {data.Length} bytes read before the close was reported");
+            if (kind == QuicProvider.Managed) Assert.Equal(data, received.ToArray());
+            else Assert.Equal(data.AsSpan(0, (int)received.Length).ToArray(), received.ToArray());
+            Assert.NotNull(failure);
+            Assert.Equal(QuicError.ConnectionAborted, failure!.QuicError);
+            Assert.Equal(CloseCode, failure.ApplicationErrorCode);
+        }
+    }
+
+    /// <summary>
+    /// The client closes and disposes at once, and its CONNECTION_CLOSE is lost: the server still learns of the close
+    /// promptly (the client's socket stays for the closing period and repeats the close), not at its idle timeout.
+    /// Managed only: msquic sends its close once here, and its server waits for the idle timeout (30 s).
+    /// </summary>
+    [Fact]
+    public async Task LostCloseOfADisposedClientStillReachesTheServer()
+    {
+        const string provider = "managed";
+        QuicProvider kind = QuicProvider.Managed;
+        await using QuicListener listener = await ListenAsync(kind);
+        using var relay = new UdpTestRelay(listener.LocalEndPoint, loss: 0, seed: 1);
+        CancellationToken ct = Timeout();
+        Task<QuicConnection> accept = listener.AcceptConnectionAsync(ct).AsTask();
+        QuicConnection client = await ConnectAsync(kind, ClientOptions(relay.EndPoint), ct);
+        await using QuicConnection server = await accept;
+        // Nothing in flight any more on either side: the server has nothing to retransmit that would prompt a new close.
+        await Task.Delay(300, ct);
+        Volatile.Write(ref relay.DropToServer, 1);
+        var watch = Stopwatch.StartNew();
+        await client.CloseAsync(CloseCode, ct);
+        await client.DisposeAsync();
+        QuicException closed = await WaitForPeerCloseAsync(server, ct);
+        output.WriteLine($"{provider}: the server learned of the close after {watch.ElapsedMilliseconds} ms ({relay.Dropped} datagram(s) dropped)");
+        Assert.Equal(1, relay.Dropped);
+        Assert.Equal(QuicError.ConnectionAborted, closed.QuicError);
+        Assert.Equal(CloseCode, closed.ApplicationErrorCode);
+        Assert.True(watch.Elapsed < TimeSpan.FromSeconds(5), $"the server learned of the close after {watch.ElapsedMilliseconds} ms");
+    }
+}
+
+/// <summary>Tests that count the process's threads and descriptors: they run alone.</summary>
+[CollectionDefinition(nameof(ResourceCountCollection), DisableParallelization = true)]
+public sealed class ResourceCountCollection;
+
+/// <summary>
+/// A client connection that ends without Dispose (idle timeout, closed by the peer) releases its socket and thread once
+/// its core is closed, as msquic frees its resources: abandoned connections do not accumulate.
+/// </summary>
+[Collection(nameof(ResourceCountCollection))]
+public class AbandonedConnectionTests(ITestOutputHelper output)
+{
+    private static int CountFds() => Directory.GetFileSystemEntries("/proc/self/fd").Length;
+
+    private static int CountActiveThreads() => Directory.GetDirectories("/proc/self/task").Length - System.Net.Quic.Managed.Io.DriverThreadPool.IdleCount;
+
+    [SkippableFact]
+    public async Task AbandonedClientConnectionsReleaseTheirThreadsAndSockets()
+    {
+        Skip.IfNot(OperatingSystem.IsLinux(), "counts /proc/self entries");
+        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
+        // Warm up (thread pool, certificates) so the baseline is not taken before the first connection's one-time costs.
+        await AbandonConnectionsAsync(listener, 1);
+        await Task.Delay(1500);
+        int fds = CountFds(), threads = CountActiveThreads();
+
+        await AbandonConnectionsAsync(listener, 20);
+        int fdsWith = CountFds(), threadsWith = CountActiveThreads();
+        bool released = await QuicConformanceTests.EventuallyAsync(() => CountFds() <= fds + 2 && CountActiveThreads() <= threads + 2, TimeSpan.FromSeconds(10));
+        output.WriteLine($"fds {fds} -> {fdsWith} with 20 abandoned connections -> {CountFds()}; active threads {threads} -> {threadsWith} -> {CountActiveThreads()} " +
+            $"(parked driver threads {System.Net.Quic.Managed.Io.DriverThreadPool.IdleCount})");
+        Assert.True(fdsWith >= fds + 20, "the connections did not hold their sockets: the test measured nothing");
+        Assert.True(released, $"fds {CountFds()} (baseline {fds}), active threads {CountActiveThreads()} (baseline {threads})");
+    }
+
+    /// <summary>Connects <paramref name="count"/> clients with a 500 ms idle timeout and drops them without disposing.</summary>
+    private static async Task AbandonConnectionsAsync(QuicListener listener, int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            QuicClientConnectionOptions options = ClientOptions(listener.LocalEndPoint);
+            options.IdleTimeout = TimeSpan.FromMilliseconds(500);
+            var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener, options);
+            GC.KeepAlive(client);
+            GC.KeepAlive(server);
+        }
+    }
+}
