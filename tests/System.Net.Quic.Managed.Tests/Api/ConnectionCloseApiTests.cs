@@ -221,6 +221,50 @@ public class ConnectionCloseApiTests(ITestOutputHelper output)
         Assert.Equal(CloseCode, closed.ApplicationErrorCode);
         Assert.True(watch.Elapsed < TimeSpan.FromSeconds(5), $"the server learned of the close after {watch.ElapsedMilliseconds} ms");
     }
+
+    /// <summary>
+    /// N clients, each closing and disposing at once through a relay losing 20% of datagrams each way: how many servers
+    /// learn of the close within 3 s (a lost close otherwise costs the 30 s idle timeout). Managed: the close is repeated
+    /// once per PTO within the closing period, so at most a rare triple loss is late. QUIC_CLOSE_LOOP_COUNT sets N.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task ClosesThroughALossyRelayReachTheServer(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        int count = LoopCount(5);
+        await using QuicListener listener = await ListenAsync(kind);
+        using var relay = new UdpTestRelay(listener.LocalEndPoint, loss: 0.2, seed: 3);
+        int late = 0;
+        var watch = Stopwatch.StartNew();
+        for (int i = 0; i < count; i++)
+        {
+            CancellationToken ct = Timeout(60);
+            Task<QuicConnection> accept = listener.AcceptConnectionAsync(ct).AsTask();
+            QuicConnection client = await ConnectAsync(kind, ClientOptions(relay.EndPoint), ct);
+            await using QuicConnection server = await accept;
+            await Task.Delay(100, ct);
+            await client.CloseAsync(CloseCode, ct);
+            await client.DisposeAsync();
+            using var notice = CancellationTokenSource.CreateLinkedTokenSource(ct);
+            notice.CancelAfter(TimeSpan.FromSeconds(3));
+            try
+            {
+                await server.AcceptInboundStreamAsync(notice.Token);
+            }
+            catch (QuicException e) when (e.QuicError == QuicError.ConnectionAborted)
+            {
+                continue;
+            }
+            catch (OperationCanceledException) when (!ct.IsCancellationRequested)
+            {
+            }
+            late++;
+        }
+        output.WriteLine($"{provider}: {late} of {count} servers had not learned of the close 3 s after it ({relay.Dropped} datagrams dropped, {watch.ElapsedMilliseconds} ms)");
+        Assert.True(relay.Dropped > 0, "the relay dropped nothing: the test did not exercise loss");
+        if (kind == QuicProvider.Managed) Assert.InRange(late, 0, Math.Max(1, count / 20));
+    }
 }
 
 /// <summary>Tests that count the process's threads and descriptors: they run alone.</summary>
