@@ -33,26 +33,22 @@ internal sealed class EndedStreamReads
     /// <summary>Driver thread: takes everything readable on stream <paramref name="streamId"/> out of the core.</summary>
     public static EndedStreamReads Take(Connection core, long streamId, Exception exception)
     {
-        byte[] data = Array.Empty<byte>();
+        byte[] data = new byte[(int)Math.Min(int.MaxValue, core.GetReadableBytes(streamId))];
         int length = 0;
-        bool fin = false;
-        Span<byte> scratch = stackalloc byte[4096];
+        bool fin;
         while (true)
         {
-            int n = core.ReadStream(streamId, scratch, out fin, out bool reset, out _);
+            int n = core.ReadStream(streamId, data.AsSpan(length), out fin, out bool reset, out _);
             if (reset)
             {
                 // Reset by the peer before the end: what was buffered is discarded as on an open connection.
                 return new EndedStreamReads(Array.Empty<byte>(), 0, fin: false, exception);
             }
-            if (n > 0)
-            {
-                if (length + n > data.Length) Array.Resize(ref data, Math.Max(length + n, Math.Max(16 * 1024, data.Length * 2)));
-                scratch.Slice(0, n).CopyTo(data.AsSpan(length));
-                length += n;
-            }
-            if (fin || n == 0) break;
+            length += n;
+            if (fin || n == 0 || length == data.Length) break;
         }
+        // The FIN right after the last byte is only reported by a further read.
+        if (!fin && length == data.Length) core.ReadStream(streamId, Span<byte>.Empty, out fin, out _, out _);
         return new EndedStreamReads(data, length, fin, exception);
     }
 
