@@ -282,35 +282,49 @@ public class AbandonedConnectionTests(ITestOutputHelper output)
 
     private static int CountActiveThreads() => Directory.GetDirectories("/proc/self/task").Length - System.Net.Quic.Managed.Io.DriverThreadPool.IdleCount;
 
-    [SkippableFact]
-    public async Task AbandonedClientConnectionsReleaseTheirThreadsAndSockets()
+    [SkippableTheory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task AbandonedClientConnectionsReleaseTheirThreadsAndSockets(bool closedByPeer)
     {
         Skip.IfNot(OperatingSystem.IsLinux(), "counts /proc/self entries");
         await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
         // Warm up (thread pool, certificates) so the baseline is not taken before the first connection's one-time costs.
-        await AbandonConnectionsAsync(listener, 1);
+        await CloseAllAsync(await AbandonConnectionsAsync(listener, 1, closedByPeer));
         await Task.Delay(1500);
         int fds = CountFds(), threads = CountActiveThreads();
 
-        await AbandonConnectionsAsync(listener, 20);
+        List<QuicConnection> servers = await AbandonConnectionsAsync(listener, 20, closedByPeer);
         int fdsWith = CountFds(), threadsWith = CountActiveThreads();
+        await CloseAllAsync(servers);
         bool released = await QuicConformanceTests.EventuallyAsync(() => CountFds() <= fds + 2 && CountActiveThreads() <= threads + 2, TimeSpan.FromSeconds(10));
-        output.WriteLine($"fds {fds} -> {fdsWith} with 20 abandoned connections -> {CountFds()}; active threads {threads} -> {threadsWith} -> {CountActiveThreads()} " +
+        output.WriteLine($"{(closedByPeer ? "closed by the peer" : "idle timeout")}: fds {fds} -> {fdsWith} with 20 abandoned connections -> {CountFds()}; active threads {threads} -> {threadsWith} -> {CountActiveThreads()} " +
             $"(parked driver threads {System.Net.Quic.Managed.Io.DriverThreadPool.IdleCount})");
         Assert.True(fdsWith >= fds + 20, "the connections did not hold their sockets: the test measured nothing");
         Assert.True(released, $"fds {CountFds()} (baseline {fds}), active threads {CountActiveThreads()} (baseline {threads})");
     }
 
-    /// <summary>Connects <paramref name="count"/> clients with a 500 ms idle timeout and drops them without disposing.</summary>
-    private static async Task AbandonConnectionsAsync(QuicListener listener, int count)
+    /// <summary>
+    /// Connects <paramref name="count"/> clients and drops them without disposing: they end by a 500 ms idle timeout, or
+    /// because the server closes them (<paramref name="closedByPeer"/>; the server side is disposed then).
+    /// </summary>
+    private static async Task<List<QuicConnection>> AbandonConnectionsAsync(QuicListener listener, int count, bool closedByPeer)
     {
+        var servers = new List<QuicConnection>();
         for (int i = 0; i < count; i++)
         {
             QuicClientConnectionOptions options = ClientOptions(listener.LocalEndPoint);
-            options.IdleTimeout = TimeSpan.FromMilliseconds(500);
+            if (!closedByPeer) options.IdleTimeout = TimeSpan.FromMilliseconds(500);
             var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener, options);
             GC.KeepAlive(client);
-            GC.KeepAlive(server);
+            if (closedByPeer) servers.Add(server);
         }
+        return servers;
+    }
+
+    /// <summary>The server side closes (disposes) the connections it was handed.</summary>
+    private static async Task CloseAllAsync(List<QuicConnection> servers)
+    {
+        foreach (QuicConnection server in servers) await server.DisposeAsync();
     }
 }
