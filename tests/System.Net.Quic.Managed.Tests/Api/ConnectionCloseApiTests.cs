@@ -145,6 +145,49 @@ public class ConnectionCloseApiTests(ITestOutputHelper output)
     }
 
     /// <summary>
+    /// A stream the peer opened, wrote and finished before closing the connection, accepted only after the close: it is
+    /// still handed out, with its data and FIN (managed; msquic's figures are logged).
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task StreamAcceptedAfterThePeersCloseKeepsItsData(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            CancellationToken ct = Timeout();
+            // An unfinished stream of the server's own: its WritesClosed fails when the connection ends.
+            await using QuicStream watch = await server.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
+            await watch.WriteAsync(new byte[1], ct);
+            byte[] data = RandomNumberGenerator.GetBytes(5000);
+            await using (QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct))
+            {
+                await stream.WriteAsync(data, completeWrites: true, ct);
+                await stream.WritesClosed.WaitAsync(ct); // the server has all of it
+            }
+            await client.CloseAsync(CloseCode, ct);
+            await Assert.ThrowsAsync<QuicException>(() => watch.WritesClosed.WaitAsync(ct));
+
+            byte[]? received = null;
+            try
+            {
+                await using QuicStream accepted = await server.AcceptInboundStreamAsync(ct);
+                received = await ReadToEndAsync(accepted, ct);
+            }
+            catch (QuicException e)
+            {
+                output.WriteLine($"{provider}: {e.QuicError} ({e.Message})");
+            }
+            output.WriteLine($"{provider}: {(received is null ? "no stream" : received.Length + " bytes")} after the close");
+            if (kind == QuicProvider.Managed) Assert.Equal(data, received);
+            else Assert.True(received is null || data.AsSpan(0, received.Length).SequenceEqual(received));
+        }
+    }
+
+    /// <summary>
     /// Data without a FIN that arrived before the peer's close is read first; only then do reads fail, with the
     /// connection's close exception. (msquic drops what the app had not read yet: there reads fail at once.)
     /// </summary>
