@@ -247,8 +247,20 @@ internal sealed class ManagedConnection : QuicConnectionImpl
             foreach (TaskCompletionSource waiter in _closeWaiters) waiter.TrySetResult();
             _closeWaiters.Clear();
         }
-        // Once ended nothing more is read from the core (the endpoint disposes it when its closing period is over).
-        if (_ended) _detached = true;
+        // Once ended nothing more is read from the core. Its closing or draining period still needs the socket and
+        // thread (RFC 9000 §10.2: CONNECTION_CLOSE is repeated, late packets are absorbed); once it is over (the
+        // endpoint disposed the core) this connection's reference on them goes, whether or not the app disposes it.
+        if (_ended && !_detached && IsCoreFinished) Detach();
+    }
+
+    /// <summary>Driver thread: no core, or its closing/draining period is over (or it closed silently).</summary>
+    private bool IsCoreFinished => _core is null || _core.Phase == ConnectionPhase.Closed;
+
+    /// <summary>Driver thread: the driver no longer drains this connection, and its reference on the socket and thread goes.</summary>
+    private void Detach()
+    {
+        _detached = true;
+        ReleaseHost();
     }
 
     private void Dispatch(Connection core, ConnectionEvent e)
@@ -544,7 +556,8 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     {
         if (_host.IsDisposed) return Task.CompletedTask;
         var request = new CloseRequest(this, (ulong)errorCode);
-        _host.Post(new DriverCall(static (state, nowUs) => ((CloseRequest)state).Run(nowUs), request));
+        _host.Post(new DriverCall(static (state, nowUs) => ((CloseRequest)state).Run(nowUs), request,
+            static state => ((CloseRequest)state).Done.TrySetResult())); // the driver is gone: nothing left to close
         return request.Done.Task;
     }
 
@@ -568,6 +581,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         if (!_host.IsDisposed)
         {
             long code = _options.DefaultCloseErrorCode < 0 ? 0 : _options.DefaultCloseErrorCode;
+            bool wedged = false;
             try
             {
                 // Bounded: a wedged driver must not hang disposal.
@@ -575,18 +589,26 @@ internal sealed class ManagedConnection : QuicConnectionImpl
             }
             catch (TimeoutException)
             {
+                wedged = true;
             }
             _host.Post(new DriverCall(static (state, _) => ((ManagedConnection)state).DisposeOnDriver(), this));
+            // Otherwise the driver releases the host reference when the closing period ends (RFC 9000 §10.2.1: the
+            // socket stays to repeat CONNECTION_CLOSE to a peer whose copy was lost); disposal does not wait for it.
+            if (wedged) ReleaseHost();
+        }
+        else
+        {
+            ReleaseHost();
         }
         _inbound.Writer.TryComplete();
         while (_inbound.Reader.TryRead(out QuicStream? unaccepted)) await unaccepted.DisposeAsync().ConfigureAwait(false);
-        ReleaseHost();
     }
 
     private void DisposeOnDriver()
     {
         End(QuicExceptionFactory.OperationAborted("The connection was disposed."), null);
-        _detached = true;
+        // The host reference goes when the core's closing period is over (ProcessEvents), at once when there is none.
+        if (!_detached && IsCoreFinished) Detach();
     }
 
     /// <summary>Gives back this connection's reference on the socket and thread (once).</summary>

@@ -28,6 +28,9 @@ internal sealed class ManagedStream : QuicStreamImpl
     private ulong? _peerStopSendingCode;
     private bool _ended;
 
+    // Set on the driver thread when the connection ends; read anywhere (reads are served from it without the driver).
+    private volatile EndedStreamReads? _endedReads;
+
     // App-visible.
     private volatile bool _readAborted;
     private volatile bool _writeAborted;
@@ -83,6 +86,13 @@ internal sealed class ManagedStream : QuicStreamImpl
             Volatile.Write(ref _readInProgress, 0);
             return ValueTask.FromException<int>(QuicExceptionFactory.OperationAborted("Reading was aborted on this stream."));
         }
+        if (_endedReads is { } rest && !_readAborted)
+        {
+            // The connection ended: what arrived before its end is read here, without the driver (which may be gone).
+            int n = buffer.IsEmpty ? 0 : ReadAfterEnd(rest, buffer.Span);
+            Volatile.Write(ref _readInProgress, 0);
+            return n >= 0 ? ValueTask.FromResult(n) : ValueTask.FromException<int>(rest.Exception);
+        }
         if (_connection.EndException is { } ended && _connection.Host.IsDisposed)
         {
             Volatile.Write(ref _readInProgress, 0);
@@ -93,6 +103,18 @@ internal sealed class ManagedStream : QuicStreamImpl
         _connection.Host.Post(request);
         return result;
     }
+
+    /// <summary>The driver stopped before this read ran (its thread is gone: this runs on the poster's or the disposer's).</summary>
+    public void OnReadAbandoned(StreamReadRequest request)
+    {
+        if (request.Buffer.IsEmpty) request.Complete(0);
+        else if (_endedReads is { } rest && !_readAborted && ReadAfterEnd(rest, request.Buffer.Span) is int n and >= 0) request.Complete(n);
+        else request.Fail(_endedReads?.Exception ?? _connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed."));
+    }
+
+    /// <summary>The driver stopped before this write ran.</summary>
+    public void OnWriteAbandoned(StreamWriteRequest request)
+        => request.Fail(_connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed."));
 
     public void StartRead(StreamReadRequest request)
     {
@@ -122,7 +144,13 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (_readAborted) { FailRead(QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.")); return; }
         if (_peerResetCode is { } code) { FailRead(QuicExceptionFactory.StreamAborted(code, "reset the stream")); return; }
         if (_readFinished || request.Buffer.IsEmpty) { CompleteRead(0); return; }
-        if (_ended) { FailRead(_connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed.")); return; }
+        if (_ended)
+        {
+            if (_endedReads is not { } rest) FailRead(_connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed."));
+            else if (ReadAfterEnd(rest, request.Buffer.Span) is int read and >= 0) CompleteRead(read);
+            else FailRead(rest.Exception);
+            return;
+        }
         int n = Core.ReadStream(Id, request.Buffer.Span, out bool fin, out bool reset, out ulong resetCode);
         if (reset)
         {
@@ -361,15 +389,38 @@ internal sealed class ManagedStream : QuicStreamImpl
         _finWritten = true;
     }
 
-    /// <summary>Driver thread: the connection ended; every waiter learns why.</summary>
+    /// <summary>
+    /// Driver thread: the connection ended; every waiter learns why. Data that arrived before the end stays readable (then
+    /// the FIN if it arrived; otherwise reads fail with <paramref name="exception"/> once it is consumed), and a write side
+    /// whose data and FIN were all acknowledged (the ACK may have come with the peer's CONNECTION_CLOSE) completed.
+    /// </summary>
     public void OnConnectionEnded(Exception exception)
     {
         if (_ended) return;
+        Connection? core = _connection.Core;
+        bool readOpen = _canReadDirection && !_readFinished && !_readAborted && _peerResetCode is null;
+        if (readOpen && core is not null) _endedReads = EndedStreamReads.Take(core, Id, exception);
+        if (core is not null) CheckStopSending();
+        bool writeDone = _canWriteDirection && _finWritten && !_writeAborted && _peerStopSendingCode is null && core is not null && core.IsStreamWriteComplete(Id);
         _ended = true;
-        FailRead(exception);
+        if (_pendingRead is not null) TryCompleteRead();
         FailWrite(exception);
-        Fault(_readsClosed, exception);
-        Fault(_writesClosed, exception);
+        if (_endedReads is not { Fin: true }) Fault(_readsClosed, exception);
+        else if (_endedReads.IsDrained) ReadAfterEnd(_endedReads, Span<byte>.Empty);
+        if (writeDone) _writesClosed.TrySetResult();
+        else Fault(_writesClosed, exception);
+    }
+
+    /// <summary>Any thread, one read at a time: a read once the connection ended (see <see cref="EndedStreamReads.Read"/>).</summary>
+    private int ReadAfterEnd(EndedStreamReads rest, Span<byte> destination)
+    {
+        int n = rest.Read(destination);
+        if (n == 0)
+        {
+            _readFinished = true;
+            _readsClosed.TrySetResult();
+        }
+        return n;
     }
 
     /// <summary>Driver thread: a stream opened for an OpenOutboundStreamAsync that was cancelled meanwhile.</summary>

@@ -27,6 +27,8 @@ internal sealed class OpenStreamRequest : IDriverWorkItem
 
     public void Execute(long nowUs) => _connection.StartOpen(this);
 
+    public void Abandon() => Fail(_connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed."));
+
     public bool Complete(QuicStream stream)
     {
         _registration.Dispose();

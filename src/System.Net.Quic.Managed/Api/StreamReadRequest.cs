@@ -44,6 +44,8 @@ internal sealed class StreamReadRequest : IDriverWorkItem, IValueTaskSource<int>
 
     public void Execute(long nowUs) => _stream.StartRead(this);
 
+    public void Abandon() => _stream.OnReadAbandoned(this);
+
     public void Complete(int bytes)
     {
         _registration.Dispose();

@@ -46,6 +46,8 @@ internal sealed class StreamWriteRequest : IDriverWorkItem, IValueTaskSource
 
     public void Execute(long nowUs) => _stream.StartWrite(this);
 
+    public void Abandon() => _stream.OnWriteAbandoned(this);
+
     public void Complete()
     {
         _registration.Dispose();

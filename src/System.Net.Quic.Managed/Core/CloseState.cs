@@ -10,6 +10,8 @@ internal struct CloseState
     private long _endUs;
     private int _packetsSinceLastClose;
     private int _closeEvery;
+    private long _nextResendUs;
+    private long _resendIntervalUs;
 
     public ConnectionPhase Phase { get; private set; }
 
@@ -24,6 +26,24 @@ internal struct CloseState
         _endUs = nowUs + 3 * ptoUs;
         _packetsSinceLastClose = 0;
         _closeEvery = 1;
+        _resendIntervalUs = Math.Max(1, ptoUs);
+        _nextResendUs = nowUs + _resendIntervalUs;
+    }
+
+    /// <summary>
+    /// When CONNECTION_CLOSE goes again unprompted (long.MaxValue: no more): once per PTO within the closing period.
+    /// RFC 9000 §10.2.1 only requires answering incoming packets; a peer with nothing in flight sends none, so without
+    /// this one lost close would leave it waiting for its idle timeout. Two more copies, one PTO apart, bound the cost.
+    /// </summary>
+    public readonly long NextResendUs => Phase == ConnectionPhase.Closing ? _nextResendUs : long.MaxValue;
+
+    /// <summary>The unprompted resend is due: returns true (send CONNECTION_CLOSE now) and schedules the next one.</summary>
+    public bool OnResendTimer(long nowUs)
+    {
+        if (Phase != ConnectionPhase.Closing || nowUs < _nextResendUs) return false;
+        _nextResendUs = nowUs + _resendIntervalUs;
+        if (_nextResendUs >= _endUs) _nextResendUs = long.MaxValue;
+        return true;
     }
 
     /// <summary>The peer closed (or a stateless reset arrived): enter the draining period (§10.2.2).</summary>

@@ -44,7 +44,9 @@ internal sealed partial class Connection
                 reason ??= $"invalid {type} frame";
                 return error;
             }
-            if (_close.Phase != ConnectionPhase.Open) return TransportErrorCode.NoError; // CONNECTION_CLOSE ends processing
+            // A CONNECTION_CLOSE (or our own close) does not end the packet: the frames around it were sent before the
+            // close, and an ACK there may be the one that completes a stream the peer read to its end (RFC 9000 §12.4
+            // allows ACK with CONNECTION_CLOSE). Nothing is sent in answer while closing or draining.
         }
         return TransportErrorCode.NoError;
     }

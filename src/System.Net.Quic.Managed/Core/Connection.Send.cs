@@ -203,7 +203,7 @@ internal sealed partial class Connection
         return ackEliciting;
     }
 
-    private void WriteAck(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames, long nowUs)
+    private void WriteAck(PacketSpaceState space, ref QuicWriter writer, SentFrameList? frames, long nowUs, int reserve = 0)
     {
         Span<Recovery.AckRange> ranges = stackalloc Recovery.AckRange[MaxAckRangesSent];
         int count = space.Received.WriteAckRanges(ranges);
@@ -212,10 +212,10 @@ internal sealed partial class Connection
         for (int i = 0; i < count; i++) wire[i] = new Wire.AckRange((ulong)ranges[i].Smallest, (ulong)ranges[i].Largest);
         ulong delay = (ulong)(space.Received.GetAckDelayUs(nowUs) >> (int)TransportParameters.DefaultAckDelayExponent);
         // Too many ranges for the room left: send fewer (the oldest are dropped first).
-        while (count > 0 && AckFrame.GetEncodedLength(wire.Slice(0, count), delay) > writer.Remaining) count--;
+        while (count > 0 && AckFrame.GetEncodedLength(wire.Slice(0, count), delay) > writer.Remaining - reserve) count--;
         if (count == 0 || !AckFrame.TryWrite(ref writer, wire.Slice(0, count), delay)) return;
         space.Received.OnAckSent();
-        frames.Add(new SentFrame(SentFrameKind.Ack, 0, ranges[0].Largest, 0, false));
+        frames?.Add(new SentFrame(SentFrameKind.Ack, 0, ranges[0].Largest, 0, false));
     }
 
     private bool WriteCrypto(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames)
@@ -405,14 +405,20 @@ internal sealed partial class Connection
                 last &= later.Discarded || !later.CanSend || (later.Space == PacketNumberSpace.ApplicationData && !_handshakeCompleted && !IsServer);
             }
             int padTo = last && containsInitial ? MinInitialDatagramSize - written : 0;
-            written += WriteClosePacket(space, datagram.Slice(written), padTo);
+            written += WriteClosePacket(space, datagram.Slice(written), padTo, nowUs);
         }
         return written;
     }
 
-    private int WriteClosePacket(PacketSpaceState space, Span<byte> destination, int padTo)
+    private int WriteClosePacket(PacketSpaceState space, Span<byte> destination, int padTo, long nowUs)
     {
         if (!TryBeginPacket(space, destination, out QuicWriter writer, out PacketLayout layout)) return 0;
+
+        // The peer's last packets are acknowledged in the closing packet itself, ahead of CONNECTION_CLOSE (ACK is
+        // allowed there, RFC 9000 §12.4): the data we read to its end before closing counts as received by its sender
+        // (its WritesClosed completes) instead of being lost with a delayed ACK that never went out. Every copy of the
+        // close carries it, so a resend in the closing period delivers it too.
+        if (space.Received.RangeCount > 0) WriteAck(space, ref writer, null, nowUs, reserve: MaxCloseFrameLength);
 
         ConnectionError error = Error!;
         Span<byte> reason = stackalloc byte[64];
@@ -431,6 +437,9 @@ internal sealed partial class Connection
 
         return SealPacket(space, destination, ref writer, layout, padTo, out _);
     }
+
+    /// <summary>Room a CONNECTION_CLOSE frame needs at most: type, code, frame type, reason length and a 64-byte reason.</summary>
+    private const int MaxCloseFrameLength = 1 + 8 + 8 + 8 + 64;
 
     /// <summary>Where the parts of a packet being built lie in its buffer.</summary>
     private readonly record struct PacketLayout(long PacketNumber, int PacketNumberLength, int PacketNumberOffset, int PayloadStart, int LengthFieldOffset, bool ZeroRtt);

@@ -63,6 +63,10 @@ internal sealed partial class Connection
         return n;
     }
 
+    /// <summary>In-order bytes received on the stream and not yet read (0 for an unknown stream or one without a receive side).</summary>
+    public long GetReadableBytes(long streamId)
+        => _streams.TryGetStream(streamId, out TransportStream? stream) && stream.Receive is not null ? stream.Receive.Buffer.ReadableBytes : 0;
+
     /// <summary>Abruptly ends the send side (RESET_STREAM, RFC 9000 §19.4).</summary>
     public void ResetStream(long streamId, ulong applicationErrorCode)
     {

@@ -16,7 +16,7 @@ internal sealed partial class Connection
             {
                 case ConnectionPhase.Closed: return long.MaxValue;
                 case ConnectionPhase.Closing:
-                case ConnectionPhase.Draining: return _close.DeadlineUs;
+                case ConnectionPhase.Draining: return Math.Min(_close.DeadlineUs, _close.NextResendUs);
             }
             long t = Math.Min(_idle.DeadlineUs(_recovery.PtoDurationUs), _handshakeDeadlineUs);
             t = Math.Min(t, _recovery.LossDetectionTimerUs);
@@ -49,7 +49,7 @@ internal sealed partial class Connection
                 return;
             case ConnectionPhase.Closing:
             case ConnectionPhase.Draining:
-                _close.OnTimeout(nowUs);
+                if (!_close.OnTimeout(nowUs) && _close.OnResendTimer(nowUs)) _closeFramePending = true;
                 return;
         }
 

@@ -47,6 +47,7 @@ internal sealed class UdpDriver : IDisposable
     private readonly byte[] _wakeDrain = new byte[16];
     private int _sleeping;
     private volatile bool _stopping;
+    private volatile bool _abandoning;
     private int _disposed;
     private int _started;
 
@@ -163,7 +164,24 @@ internal sealed class UdpDriver : IDisposable
     public void Post(IDriverWorkItem item)
     {
         _work.Enqueue(item);
-        Wake();
+        if (_abandoning) AbandonWork(); // the loop is gone: nothing will run it
+        else Wake();
+    }
+
+    /// <summary>After the loop ended: every queued item is told it will not run (each exactly once).</summary>
+    private void AbandonWork()
+    {
+        while (_work.TryDequeue(out IDriverWorkItem? item))
+        {
+            try
+            {
+                item.Abandon();
+            }
+            catch (Exception e)
+            {
+                OnUnhandled(e);
+            }
+        }
     }
 
     /// <summary>Makes the driver re-evaluate its timers and send queue soon (e.g. after the app wrote data).</summary>
@@ -448,5 +466,8 @@ internal sealed class UdpDriver : IDisposable
         _socket.Dispose();
         _wakeSocket.Dispose();
         _wakeReceiver?.Dispose();
+        // Work posted before the stop that the loop did not run, and any posted from now on, is abandoned.
+        _abandoning = true;
+        AbandonWork();
     }
 }

@@ -19,13 +19,18 @@ public class DiagnosticsOptInTests
         {
             QuicManagedDiagnostics.KeyLogFilePath = keyLog;
             QuicManagedDiagnostics.QlogDirectory = qlogDir;
+            ManagedDriverHost clientHost, listenerHost;
             await using (QuicListener listener = await QuicApiTestEnvironment.ListenAsync(QuicProvider.Managed, IPAddress.Loopback))
             {
+                listenerHost = ((ManagedListener)listener.Impl).Host;
                 (QuicConnection client, QuicConnection server) = await QuicApiTestEnvironment.ConnectPairAsync(QuicProvider.Managed, listener);
+                clientHost = ((ManagedConnection)client.Impl).Host;
                 await client.CloseAsync(0);
                 await client.DisposeAsync();
                 await server.DisposeAsync();
             }
+            // A qlog is complete when its connection's state is gone: after the closing period, which disposal does not wait for.
+            Assert.True(await QuicConformanceTests.EventuallyAsync(() => clientHost.IsDisposed && listenerHost.IsDisposed, TimeSpan.FromSeconds(5)));
 
             string[] lines = File.ReadAllLines(keyLog);
             string[] labels = lines.Select(l => l.Split(' ')[0]).Distinct().Order().ToArray();

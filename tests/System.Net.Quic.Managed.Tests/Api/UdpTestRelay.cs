@@ -3,21 +3,25 @@ using System.Net.Sockets;
 namespace System.Net.Quic.Managed.Tests.Api;
 
 /// <summary>
-/// Forwards datagrams between one client and a server on loopback, dropping each with probability <c>loss</c> (seeded)
-/// and delaying each by <c>delay</c> one way, so API tests see a real round trip and real loss.
+/// Forwards datagrams between clients and a server on loopback, dropping each with probability <c>loss</c> (seeded)
+/// and delaying each by <c>delay</c> one way, so API tests see a real round trip and real loss. Each client address gets
+/// its own socket toward the server (as a NAT would): a closed connection still in its closing period, repeating its
+/// CONNECTION_CLOSE, does not steal the replies meant for the next connection.
 /// </summary>
 internal sealed class UdpTestRelay : IDisposable
 {
     private readonly Socket _front = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-    private readonly Socket _back = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<EndPoint, Socket> _backs = new();
     private readonly IPEndPoint _server;
     private readonly Random _random;
     private readonly double _loss;
     private readonly TimeSpan _delay;
     private readonly CancellationTokenSource _stop = new();
-    private EndPoint? _client;
     public int Dropped;
     public int Forwarded;
+
+    /// <summary>Datagrams toward the server still to drop whatever the loss rate (a test sets it to lose one on purpose).</summary>
+    public int DropToServer;
 
     public UdpTestRelay(IPEndPoint server, double loss, int seed, TimeSpan delay = default)
     {
@@ -26,33 +30,49 @@ internal sealed class UdpTestRelay : IDisposable
         _delay = delay;
         _random = new Random(seed);
         _front.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        _back.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        _ = Task.Run(() => Pump(_front, toServer: true));
-        _ = Task.Run(() => Pump(_back, toServer: false));
+        _ = Task.Run(() => Pump(_front, null));
+    }
+
+    /// <summary>The socket that forwards <paramref name="client"/>'s datagrams to the server (and pumps the replies back).</summary>
+    private Socket BackFor(EndPoint client)
+    {
+        if (_backs.TryGetValue(client, out Socket? back)) return back;
+        back = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+        back.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        if (!_backs.TryAdd(client, back))
+        {
+            back.Dispose();
+            return _backs[client];
+        }
+        _ = Task.Run(() => Pump(back, client));
+        return back;
     }
 
     public IPEndPoint EndPoint => (IPEndPoint)_front.LocalEndPoint!;
 
-    private async Task Pump(Socket socket, bool toServer)
+    /// <summary>Pumps the front socket (<paramref name="client"/> null: toward the server) or one client's back socket.</summary>
+    private async Task Pump(Socket socket, EndPoint? client)
     {
+        bool toServer = client is null;
         byte[] buffer = new byte[65536];
         try
         {
             while (!_stop.IsCancellationRequested)
             {
                 SocketReceiveFromResult r = await socket.ReceiveFromAsync(buffer, new IPEndPoint(IPAddress.Any, 0), _stop.Token);
-                if (toServer) _client = r.RemoteEndPoint;
+                EndPoint peer = toServer ? r.RemoteEndPoint : client!;
                 bool drop;
                 lock (_random) drop = _random.NextDouble() < _loss;
+                if (toServer && Volatile.Read(ref DropToServer) > 0 && Interlocked.Decrement(ref DropToServer) >= 0) drop = true;
                 if (drop) { Interlocked.Increment(ref Dropped); continue; }
                 Interlocked.Increment(ref Forwarded);
                 if (_delay > TimeSpan.Zero)
                 {
                     byte[] copy = buffer.AsSpan(0, r.ReceivedBytes).ToArray();
-                    _ = ForwardLaterAsync(copy, toServer);
+                    _ = ForwardLaterAsync(copy, toServer, peer);
                     continue;
                 }
-                await ForwardAsync(buffer.AsMemory(0, r.ReceivedBytes), toServer);
+                await ForwardAsync(buffer.AsMemory(0, r.ReceivedBytes), toServer, peer);
             }
         }
         catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
@@ -60,25 +80,25 @@ internal sealed class UdpTestRelay : IDisposable
         }
     }
 
-    private async Task ForwardLaterAsync(byte[] datagram, bool toServer)
+    private async Task ForwardLaterAsync(byte[] datagram, bool toServer, EndPoint client)
     {
         try
         {
             await Task.Delay(_delay, _stop.Token);
-            await ForwardAsync(datagram, toServer);
+            await ForwardAsync(datagram, toServer, client);
         }
         catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
         {
         }
     }
 
-    private ValueTask<int> ForwardAsync(ReadOnlyMemory<byte> datagram, bool toServer)
-        => toServer ? _back.SendToAsync(datagram, _server) : _client is { } client ? _front.SendToAsync(datagram, client) : ValueTask.FromResult(0);
+    private ValueTask<int> ForwardAsync(ReadOnlyMemory<byte> datagram, bool toServer, EndPoint client)
+        => toServer ? BackFor(client).SendToAsync(datagram, _server) : _front.SendToAsync(datagram, client);
 
     public void Dispose()
     {
         _stop.Cancel();
         _front.Dispose();
-        _back.Dispose();
+        foreach (Socket back in _backs.Values) back.Dispose();
     }
 }

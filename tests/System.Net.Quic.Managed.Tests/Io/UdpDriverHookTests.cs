@@ -38,6 +38,36 @@ public class UdpDriverHookTests
         public void Execute(long nowUs) => action();
     }
 
+    /// <summary>Counts how it ended: run by the driver, or abandoned because the driver had stopped.</summary>
+    private sealed class CountingWorkItem : IDriverWorkItem
+    {
+        public int Executed;
+        public int Abandoned;
+
+        public void Execute(long nowUs) => Interlocked.Increment(ref Executed);
+
+        public void Abandon() => Interlocked.Increment(ref Abandoned);
+    }
+
+    /// <summary>
+    /// Work posted to a driver that stopped (its connection's socket was released) is abandoned, exactly once, instead of
+    /// sitting in the queue: the API completes the waiting read, write or close with the connection's end.
+    /// </summary>
+    [Fact]
+    public void WorkPostedToAStoppedDriverIsAbandonedNotLeftWaiting()
+    {
+        var driver = new UdpDriver(UdpSocketFactory.Bind(new IPEndPoint(IPAddress.Loopback, 0)), new RecordingEndpoint());
+        driver.Start();
+        var before = new CountingWorkItem();
+        driver.Post(before);
+        driver.Dispose();
+        var after = new CountingWorkItem();
+        driver.Post(after);
+        Assert.Equal(1, before.Executed + before.Abandoned); // run by the loop, or abandoned if the loop stopped first
+        Assert.Equal(0, after.Executed);
+        Assert.Equal(1, after.Abandoned);
+    }
+
     private static async Task WaitFor(Func<bool> condition, int timeoutMs = 5000)
     {
         var deadline = DateTime.UtcNow.AddMilliseconds(timeoutMs);
