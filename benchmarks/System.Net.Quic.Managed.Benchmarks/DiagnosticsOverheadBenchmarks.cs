@@ -1,6 +1,6 @@
-using BenchmarkDotNet.Attributes;
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Diagnostics;
+using BenchmarkDotNet.Attributes;
 
 namespace System.Net.Quic.Managed.Benchmarks;
 

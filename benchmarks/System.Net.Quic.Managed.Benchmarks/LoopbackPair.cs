@@ -1,4 +1,3 @@
-using System.Net.Quic.Managed.Diagnostics;
 using System.Security.Cryptography.X509Certificates;
 using QuicManaged.Tools.QuicPerf.Transport;
 

@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Linq;
 using QuicManaged.Tools.QuicPerf.Transport;
 
 namespace System.Net.Quic.Managed.Benchmarks;

@@ -1,5 +1,4 @@
 using System.Net.Quic.Managed.Crypto;
-using System.Net.Quic.Managed.Wire;
 using System.Net.Security;
 
 namespace QuicManaged.Tools.DatagramDumper;

@@ -1,6 +1,5 @@
 using System.Globalization;
 using System.Net;
-using System.Net.Security;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Security.Authentication;

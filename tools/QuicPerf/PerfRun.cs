@@ -1,6 +1,6 @@
-using System.Net;
 using System.Diagnostics;
 using System.Globalization;
+using System.Net;
 using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
 using QuicManaged.Tools.QuicPerf.Transport;

@@ -2,10 +2,8 @@ using System.Collections.Generic;
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Io;
 using System.Net.Quic.Managed.Tls;
-using System.Net.Quic.Managed.Wire;
 using System.Net.Security;
 using System.Net.Sockets;
-using System.Threading;
 
 namespace System.Net.Quic.Managed;
 

@@ -4,7 +4,6 @@ using System.Net.Quic.Managed.Io;
 using System.Net.Quic.Managed.Tls;
 using System.Net.Quic.Managed.Wire;
 using System.Net.Security;
-using System.Net.Sockets;
 using System.Runtime.ExceptionServices;
 using System.Security.Authentication;
 using System.Threading;

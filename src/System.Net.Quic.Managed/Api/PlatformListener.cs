@@ -1,5 +1,4 @@
 #pragma warning disable CA1416 // Reached only when PlatformQuic.IsSupported.
-using System.Net.Security;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;

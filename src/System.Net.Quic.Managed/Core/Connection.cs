@@ -41,7 +41,7 @@ internal sealed partial class Connection : IDisposable
     private CloseState _close;
     private NetworkAddress _remote;
     private ConnectionId _originalDestinationId;
-    private ConnectionId _initialSourceId;
+    private readonly ConnectionId _initialSourceId;
     private ConnectionId _peerInitialSourceId;
     private ConnectionId? _retrySourceId;
     private byte[] _retryToken = Array.Empty<byte>();
@@ -55,7 +55,7 @@ internal sealed partial class Connection : IDisposable
     private bool _discardInitialAfterSend;
     private bool _sentHandshakePacket;
     private long _handshakeDeadlineUs;
-    private long _startTimeUs;
+    private readonly long _startTimeUs;
     private int _peerAckDelayExponent = (int)TransportParameters.DefaultAckDelayExponent;
     private int _maxDatagramSize;
     private long _pacingBlockedUntilUs = long.MaxValue;

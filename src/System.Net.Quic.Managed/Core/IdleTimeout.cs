@@ -7,7 +7,7 @@ namespace System.Net.Quic.Managed.Core;
 /// </summary>
 internal struct IdleTimeout
 {
-    private long _localUs;
+    private readonly long _localUs;
     private long _effectiveUs;
     private long _lastActivityUs;
     private bool _sentAckElicitingSinceReceive;

@@ -1,5 +1,3 @@
-using System.Net.Quic.Managed.Wire;
-
 namespace System.Net.Quic.Managed.Recovery;
 
 /// <summary>

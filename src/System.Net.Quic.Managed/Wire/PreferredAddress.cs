@@ -1,5 +1,3 @@
-using System.Net;
-
 namespace System.Net.Quic.Managed.Wire;
 
 /// <summary>The preferred_address transport parameter. RFC 9000 §18.2, Figure 22. A family the server does not offer

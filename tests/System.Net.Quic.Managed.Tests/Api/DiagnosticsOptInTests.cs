@@ -1,4 +1,3 @@
-using System.Net.Quic.Managed;
 using System.Net.Quic.Managed.Tests.Diagnostics;
 
 namespace System.Net.Quic.Managed.Tests.Api;

@@ -1,6 +1,6 @@
 using System.Diagnostics;
-using System.Net.Security;
 using System.Net.Quic.Managed.Tests.Tls;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;

@@ -1,6 +1,3 @@
-using System.Net.Quic.Managed;
-using System.Net.Sockets;
-
 namespace System.Net.Quic.Managed.Tests.Api;
 
 /// <summary>

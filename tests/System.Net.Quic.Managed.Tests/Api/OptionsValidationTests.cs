@@ -1,7 +1,6 @@
 using System.Net.Security;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using System.Threading;
 
 namespace System.Net.Quic.Managed.Tests.Api;
 

@@ -1,4 +1,3 @@
-using System.Net.Security;
 using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
 
 namespace System.Net.Quic.Managed.Tests.Api;

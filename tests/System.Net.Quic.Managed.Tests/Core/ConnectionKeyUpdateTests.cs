@@ -1,7 +1,7 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Tests.Simulation;
-using System.Net.Security;
 using System.Net.Quic.Managed.Wire;
+using System.Net.Security;
 using Xunit.Abstractions;
 
 namespace System.Net.Quic.Managed.Tests.Core;

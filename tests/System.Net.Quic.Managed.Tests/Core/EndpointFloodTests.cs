@@ -43,7 +43,7 @@ public class EndpointFloodTests
         return datagram;
     }
 
-    /// <summary>The first datagram of a real client (fake TLS, real Initial protection) at <paramref name="from"/>.</summary>
+    /// <summary>The first datagram of a real client (fake TLS, real Initial protection).</summary>
     private static byte[] RealInitial(int seed, out Endpoint clientEndpoint)
     {
         clientEndpoint = new Endpoint(new EndpointOptions { IsServer = false, Random = new SeededRandomSource(seed) });

@@ -1,4 +1,3 @@
-using System.Net;
 using System.Net.Quic.Managed.Crypto;
 using System.Net.Quic.Managed.Ids;
 

@@ -1,7 +1,6 @@
 using System.Net.Quic.Managed.Recovery;
 using System.Net.Quic.Managed.Wire;
 using AckRange = System.Net.Quic.Managed.Recovery.AckRange;
-using EcnCounts = System.Net.Quic.Managed.Recovery.EcnCounts;
 
 namespace System.Net.Quic.Managed.Tests.Recovery;
 

@@ -1,5 +1,3 @@
-using System.Net;
-
 namespace System.Net.Quic.Managed.Tests.Simulation;
 
 /// <summary>A simulated UDP address: host id (selects the link) and port (selects the endpoint on that host).</summary>

@@ -1,4 +1,3 @@
-using System.Net;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Tests.Wire;

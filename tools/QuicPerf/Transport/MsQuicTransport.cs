@@ -1,5 +1,5 @@
-using System.Net;
 using System.Collections.Concurrent;
+using System.Net;
 using System.Net.Quic;
 using System.Runtime.InteropServices;
 

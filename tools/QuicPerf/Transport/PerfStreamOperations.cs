@@ -1,7 +1,7 @@
-using ManagedQuicStream = System.Net.Quic.Managed.QuicStream;
 using ManagedAbortDirection = System.Net.Quic.Managed.QuicAbortDirection;
-using MsQuicStream = System.Net.Quic.QuicStream;
+using ManagedQuicStream = System.Net.Quic.Managed.QuicStream;
 using MsQuicAbortDirection = System.Net.Quic.QuicAbortDirection;
+using MsQuicStream = System.Net.Quic.QuicStream;
 
 namespace QuicManaged.Tools.QuicPerf.Transport;
 
