@@ -57,6 +57,34 @@ public class ErrorConformanceTests(ITestOutputHelper output)
         Assert.Equal(TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256, server);
     }
 
+    /// <summary>Across providers: each side's policy is honoured by the other provider's peer (msquic is the oracle).</summary>
+    [SkippableTheory]
+    [InlineData("managed", "msquic")]
+    [InlineData("msquic", "managed")]
+    public async Task PoliciesHoldAcrossProviders(string serverProvider, string clientProvider)
+    {
+        Skip.IfNot(OperatingSystem.IsLinux(), "CipherSuitesPolicy needs OpenSSL");
+        QuicProvider server = Require(serverProvider), client = Require(clientProvider);
+        foreach (var (clientPolicy, serverPolicy, expected) in new (TlsCipherSuite[]?, TlsCipherSuite[]?, TlsCipherSuite)[]
+        {
+            (new[] { TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256 }, null, TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256),
+            (null, new[] { TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256 }, TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256),
+            (new[] { TlsCipherSuite.TLS_AES_256_GCM_SHA384 }, null, TlsCipherSuite.TLS_AES_256_GCM_SHA384),
+            (null, new[] { TlsCipherSuite.TLS_AES_256_GCM_SHA384 }, TlsCipherSuite.TLS_AES_256_GCM_SHA384),
+        })
+        {
+            await using QuicListener listener = await ListenAsync(server, configure: o => o.ServerAuthenticationOptions.CipherSuitesPolicy = serverPolicy is null ? null : new(serverPolicy));
+            QuicClientConnectionOptions options = ClientOptions(listener.LocalEndPoint);
+            options.ClientAuthenticationOptions.CipherSuitesPolicy = clientPolicy is null ? null : new(clientPolicy);
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+            Task<QuicConnection> connect = ConnectAsync(client, options, timeout.Token);
+            await using QuicConnection s = await listener.AcceptConnectionAsync(timeout.Token);
+            await using QuicConnection c = await connect;
+            Assert.Equal(expected, c.NegotiatedCipherSuite);
+            Assert.Equal(expected, s.NegotiatedCipherSuite);
+        }
+    }
+
     [SkippableTheory]
     [MemberData(nameof(Providers))]
     public async Task DisjointPoliciesFailTheHandshake(string provider)
