@@ -47,6 +47,9 @@ internal sealed class ManagedConnection : QuicConnectionImpl
 
     // Written on the driver thread, read anywhere.
     private volatile Exception? _endException;
+    // The first exception an app TLS callback threw (or a null it returned where a value is required): the handshake
+    // fails and ConnectAsync / the listener's accept throw it, as System.Net.Quic does.
+    private Exception? _callbackFailure;
     private volatile bool _detached;
     private int _disposed;
     private int _hostReleased;
@@ -72,6 +75,9 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     }
 
     public QuicConnection Owner { get; }
+
+    /// <summary>The listener that created this server connection; null on a client.</summary>
+    public ManagedListener? Listener => _listener;
 
     public ManagedDriverHost Host => _host;
 
@@ -201,6 +207,12 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         _remoteEndPoint = core.RemoteAddress.ToEndPoint();
         QuicManagedDiagnostics.AttachTracer(core, Io.MonotonicClock.NowUs);
     }
+
+    /// <summary>
+    /// Any thread (the TLS engine's callbacks run on the driver thread): an app callback failed during the handshake;
+    /// the first failure is what the handshake's waiters see.
+    /// </summary>
+    public void RecordCallbackFailure(Exception failure) => Interlocked.CompareExchange(ref _callbackFailure, failure, null);
 
     /// <summary>Completes when the handshake completed (server side: the listener waits on it).</summary>
     public Task HandshakeTask => _handshake.Task;
@@ -438,13 +450,14 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         _ended = true;
         _lifetime.TrySetResult();
         _endException = exception;
-        if (!_handshake.Task.IsCompleted && _handshake.TrySetException(handshakeException ?? exception)) _ = _handshake.Task.Exception;
-        if (!_connected.Task.IsCompleted && _connected.TrySetException(handshakeException ?? exception)) _ = _connected.Task.Exception;
+        Exception failure = (_handshakeDone ? null : Volatile.Read(ref _callbackFailure)) ?? handshakeException ?? exception;
+        if (!_handshake.Task.IsCompleted && _handshake.TrySetException(failure)) _ = _handshake.Task.Exception;
+        if (!_connected.Task.IsCompleted && _connected.TrySetException(failure)) _ = _connected.Task.Exception;
         _inbound.Writer.TryComplete(exception);
         while (_pendingOpens.TryDequeue(out OpenStreamRequest? open)) open.Fail(exception);
         foreach (ManagedStream stream in _streams.Values) stream.OnConnectionEnded(exception);
         _streams.Clear();
-        if (!_handshakeDone) _listener?.OnHandshakeFailed(this);
+        if (!_handshakeDone) _listener?.OnHandshakeFailed(this, failure);
     }
 
     public void RemoveStream(long id) => _streams.Remove(id);

@@ -28,8 +28,8 @@ internal sealed class ManagedDriverHost
 
     public Endpoint Endpoint { get; }
 
-    /// <summary>The listener whose connections arrive on this endpoint (server only); set before <see cref="Start"/>.</summary>
-    public ManagedListener? Listener { get; set; }
+    /// <summary>The listeners whose connections arrive on this endpoint (server only); set before <see cref="Start"/>.</summary>
+    public ListenerPort? Listeners { get; init; }
 
     /// <summary>True once the socket and thread are released.</summary>
     public bool IsDisposed => Volatile.Read(ref _references) <= 0;
@@ -65,7 +65,7 @@ internal sealed class ManagedDriverHost
 
     private void OnStep()
     {
-        Listener?.OnStep();
+        Listeners?.OnStep();
         for (int i = _connections.Count - 1; i >= 0; i--)
         {
             ManagedConnection connection = _connections[i];

@@ -2,8 +2,10 @@ using System.Collections.Generic;
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Io;
 using System.Net.Quic.Managed.Tls;
+using System.Net.Quic.Managed.Wire;
 using System.Net.Security;
 using System.Net.Sockets;
+using System.Runtime.ExceptionServices;
 using System.Security.Authentication;
 using System.Threading;
 using System.Threading.Channels;
@@ -13,7 +15,7 @@ namespace System.Net.Quic.Managed;
 
 /// <summary>
 /// A public <see cref="QuicListener"/> over a server <see cref="Endpoint"/>. It is the endpoint's connection factory:
-/// when a client's first Initial arrives (driver thread), it calls the app's ConnectionOptionsCallback.
+/// when a client's first Initial arrives and authenticates (driver thread), it calls the app's ConnectionOptionsCallback.
 /// <para>
 /// The callback runs before the TLS engine exists; its <see cref="SslClientHelloInfo"/> carries the SNI read from the
 /// first datagram by <see cref="ClientHelloPeek"/> (empty when the client sent none, or when its ClientHello spans more
@@ -21,65 +23,73 @@ namespace System.Net.Quic.Managed;
 /// that completes later is remembered for the client's address and used when the client retransmits its Initial
 /// (RFC 9002 §6.2: within one PTO), so asynchronous callbacks cost one retransmission but never block the I/O thread.
 /// </para>
-/// Connections are queued for <see cref="AcceptConnectionAsync"/> when their handshake completes.
+/// <para>
+/// As System.Net.Quic on msquic: <see cref="QuicListenerOptions.ListenBacklog"/> bounds the connections that are
+/// handshaking or wait in the accept queue (beyond it clients are refused with CONNECTION_REFUSED), and a handshake that
+/// fails reaches <see cref="AcceptConnectionAsync"/> as its exception (the callback's failure as
+/// <see cref="QuicError.CallbackError"/>, invalid options as <see cref="ArgumentException"/>, TLS failures as
+/// <see cref="AuthenticationException"/>, a stalled handshake as <see cref="QuicError.ConnectionTimeout"/>). The endpoint
+/// hands each new core connection back with the object created for it (quinn's <c>Incoming</c>), so nothing is paired by
+/// position, and a datagram that does not authenticate creates nothing.
+/// </para>
 /// </summary>
-internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFactory
+internal sealed class ManagedListener : QuicListenerImpl
 {
     private const int MaxDeferredCallbacks = 1024;
 
     private readonly ManagedDriverHost _host;
+    private readonly ListenerPort _port;
     private readonly QuicListenerOptions _options;
+    private readonly byte[][] _protocols;
     private readonly byte[] _sessionTicketKey = System.Security.Cryptography.RandomNumberGenerator.GetBytes(32);
-    private readonly Channel<QuicConnection> _accepted = Channel.CreateUnbounded<QuicConnection>(new UnboundedChannelOptions { SingleWriter = true });
+    // Connections whose handshake completed, and exceptions of handshakes that failed, in the order they ended.
+    private readonly Channel<object> _accepted = Channel.CreateUnbounded<object>(new UnboundedChannelOptions { SingleWriter = true });
 
     // Driver thread only.
-    private readonly Queue<ManagedConnection> _created = new();
-    private readonly Dictionary<NetworkAddress, (QuicConnection Owner, Task<QuicServerConnectionOptions> Options)> _deferred = new();
-    private int _handshaking;
+    private readonly Dictionary<NetworkAddress, (QuicConnection Owner, Task<QuicServerConnectionOptions> Options, long SinceUs)> _deferred = new();
 
+    // Handshaking + queued for accept (ListenBacklog bounds it); taken on the driver thread, given back by accept.
+    private int _pending;
     private volatile bool _disposed;
     private int _disposeStarted;
 
-    private ManagedListener(ManagedDriverHost host, QuicListenerOptions options)
+    private ManagedListener(ManagedDriverHost host, ListenerPort port, QuicListenerOptions options)
     {
         _host = host;
+        _port = port;
         _options = options;
+        _protocols = new byte[options.ApplicationProtocols.Count][];
+        for (int i = 0; i < _protocols.Length; i++) _protocols[i] = options.ApplicationProtocols[i].Protocol.ToArray();
     }
 
     public override IPEndPoint LocalEndPoint => _host.Driver.LocalEndPoint;
 
     public ManagedDriverHost Host => _host;
 
+    public List<SslApplicationProtocol> ApplicationProtocols => _options.ApplicationProtocols;
+
+    /// <summary>True when <paramref name="protocol"/> (an ALPN identifier from a ClientHello) is one of this listener's.</summary>
+    public bool Accepts(ReadOnlySpan<byte> protocol)
+    {
+        foreach (byte[] own in _protocols)
+        {
+            if (protocol.SequenceEqual(own)) return true;
+        }
+        return false;
+    }
+
     public static ValueTask<QuicListener> ListenAsync(QuicListenerOptions options, CancellationToken cancellationToken)
     {
         cancellationToken.ThrowIfCancellationRequested();
-        Socket socket = UdpSocketFactory.Bind(options.ListenEndPoint);
-        ManagedListener? listener = null;
-        var endpoint = new Endpoint(new EndpointOptions { IsServer = true, LocalName = socket.LocalEndPoint?.ToString() ?? "", RequireRetry = options.RequireRetry }, new DeferredFactory(() => listener!));
-        var host = new ManagedDriverHost(socket, endpoint, $"QuicManaged listener {socket.LocalEndPoint}");
-        listener = new ManagedListener(host, options);
-        host.Listener = listener;
-        host.Start();
+        ManagedListener listener = ListenerPort.Listen(options, (host, port) => new ManagedListener(host, port, options));
         return ValueTask.FromResult(new QuicListener(listener));
     }
 
-    /// <summary>The endpoint needs its factory at construction, the listener needs the endpoint's host: break the cycle.</summary>
-    private sealed class DeferredFactory : IServerConnectionFactory
-    {
-        private readonly Func<ManagedListener> _listener;
-
-        public DeferredFactory(Func<ManagedListener> listener) => _listener = listener;
-
-        public bool TryCreate(in IncomingConnectionRequest request, out ConnectionOptions options, out ICryptoHandshake handshake)
-            => _listener().TryCreate(request, out options, out handshake);
-    }
-
     /// <summary>Driver thread, from <see cref="Endpoint.Receive"/>: options and TLS engine for a new client, or refuse it.</summary>
-    public bool TryCreate(in IncomingConnectionRequest request, out ConnectionOptions options, out ICryptoHandshake handshake)
+    public IncomingDecision Decide(in IncomingConnectionRequest request)
     {
-        options = null!;
-        handshake = null!;
-        if (_disposed || _handshaking + _accepted.Reader.Count >= _options.ListenBacklog) return false;
+        if (_disposed) return IncomingDecision.Drop;
+        ExpireDeferred();
 
         QuicConnection owner;
         QuicServerConnectionOptions serverOptions;
@@ -88,106 +98,162 @@ internal sealed class ManagedListener : QuicListenerImpl, IServerConnectionFacto
             if (!deferred.Options.IsCompleted)
             {
                 _deferred[request.Remote] = deferred;
-                return false;
+                return IncomingDecision.Drop;
             }
-            if (!deferred.Options.IsCompletedSuccessfully) return false;
             owner = deferred.Owner;
+            if (!deferred.Options.IsCompletedSuccessfully)
+            {
+                return Fail(CallbackFailure(deferred.Options.Exception?.InnerException ?? new OperationCanceledException()));
+            }
             serverOptions = deferred.Options.Result;
         }
         else
         {
+            if (Interlocked.Increment(ref _pending) > _options.ListenBacklog)
+            {
+                Interlocked.Decrement(ref _pending);
+                return IncomingDecision.Refuse(TransportErrorCode.ConnectionRefused, "the listener's backlog is full");
+            }
             owner = new QuicConnection();
             ValueTask<QuicServerConnectionOptions> pending;
             try
             {
                 pending = _options.ConnectionOptionsCallback(owner, new SslClientHelloInfo(request.ServerName ?? string.Empty, SslProtocols.Tls13), CancellationToken.None);
             }
-            catch
+            catch (Exception ex)
             {
-                return false; // the app refused (System.Net.Quic closes the connection; the client times out here)
+                return Fail(CallbackFailure(ex));
             }
             if (!pending.IsCompleted)
             {
-                if (_deferred.Count < MaxDeferredCallbacks) _deferred[request.Remote] = (owner, pending.AsTask());
-                return false;
+                if (_deferred.Count < MaxDeferredCallbacks)
+                {
+                    _deferred[request.Remote] = (owner, pending.AsTask(), MonotonicClock.NowUs);
+                }
+                else
+                {
+                    Interlocked.Decrement(ref _pending);
+                }
+                return IncomingDecision.Drop;
             }
             if (!pending.IsCompletedSuccessfully)
             {
-                _ = pending.AsTask().Exception;
-                return false;
+                Task<QuicServerConnectionOptions> failed = pending.AsTask();
+                return Fail(CallbackFailure(failed.Exception?.InnerException ?? new OperationCanceledException()));
             }
             serverOptions = pending.Result;
         }
         try
         {
-            ArgumentNullException.ThrowIfNull(serverOptions);
+            if (serverOptions is null) throw new ArgumentNullException(nameof(serverOptions), "The ConnectionOptionsCallback returned null.");
             serverOptions.Validate(nameof(serverOptions));
             ManagedOptionsMapping.RequireTls13(serverOptions.ServerAuthenticationOptions.EnabledSslProtocols, nameof(serverOptions));
         }
-        catch (ArgumentException)
+        catch (ArgumentException ex)
         {
-            return false;
+            return Fail(ex);
         }
         IPEndPoint remote = request.Remote.ToEndPoint();
         var connection = new ManagedConnection(_host, owner, serverOptions, this, remote, "");
         owner.Impl = connection;
-        options = ManagedOptionsMapping.ToConnectionOptions(serverOptions, "server " + remote);
+        ConnectionOptions options = ManagedOptionsMapping.ToConnectionOptions(serverOptions, "server " + remote);
         TlsHandshakeOptions tls = ManagedOptionsMapping.ToServerTls(serverOptions.ServerAuthenticationOptions, _options.ApplicationProtocols, owner);
         // Tickets for resumption are sealed with this listener's key (RFC 8446 §4.6.1); 0-RTT only when the app opted in.
         tls.SessionTicketKey = _sessionTicketKey;
         tls.EnableEarlyData = serverOptions.EnableEarlyData;
-        handshake = new TlsCryptoHandshake(true, tls);
-        _created.Enqueue(connection);
-        _handshaking++;
         _host.AddReference();
-        return true;
+        return IncomingDecision.Accept(options, new TlsCryptoHandshake(true, tls), connection);
     }
 
-    /// <summary>Driver thread: pairs the endpoint's new connections with the objects created for them.</summary>
-    public void OnStep()
+    /// <summary>System.Net.Quic wraps what the options callback threw (or faulted with) in a QuicException.</summary>
+    private static Exception CallbackFailure(Exception ex) => QuicExceptionFactory.CallbackError(ex);
+
+    /// <summary>
+    /// The handshake cannot go on: the client is told at once with a TLS handshake_failure (RFC 9001 §4.8), as msquic's
+    /// client sees it (AuthenticationException), and the app's next accept throws <paramref name="failure"/>.
+    /// </summary>
+    private IncomingDecision Fail(Exception failure)
     {
-        while (_host.Endpoint.TryAccept(out Connection core))
+        Enqueue(failure);
+        return IncomingDecision.Refuse(TlsAlert.HandshakeFailure.ToTransportErrorCode(), "the server could not set up the connection");
+    }
+
+    /// <summary>A deferred callback whose client never came back holds its backlog place for a handshake timeout at most.</summary>
+    private void ExpireDeferred()
+    {
+        if (_deferred.Count == 0) return;
+        long now = MonotonicClock.NowUs;
+        long limit = (long)QuicDefaults.HandshakeTimeout.TotalMicroseconds;
+        List<NetworkAddress>? expired = null;
+        foreach (var (address, entry) in _deferred)
         {
-            if (!_created.TryDequeue(out ManagedConnection? connection)) continue;
-            connection.AttachServer(core);
-            _host.Add(connection);
+            if (now - entry.SinceUs > limit) (expired ??= new()).Add(address);
         }
+        if (expired is null) return;
+        foreach (NetworkAddress address in expired)
+        {
+            _deferred.Remove(address);
+            Interlocked.Decrement(ref _pending);
+        }
+    }
+
+    /// <summary>Driver thread: the endpoint discarded <paramref name="connection"/> before handing it over.</summary>
+    public void Abandon(ManagedConnection connection)
+    {
+        Interlocked.Decrement(ref _pending);
+        connection.ReleaseHost();
     }
 
     public void OnHandshakeCompleted(ManagedConnection connection)
     {
-        _handshaking--;
-        if (_disposed || !_accepted.Writer.TryWrite(connection.Owner))
+        if (!Enqueue(connection.Owner))
         {
             _ = Task.Run(async () => await connection.DisposeAsync().ConfigureAwait(false));
         }
     }
 
-    public void OnHandshakeFailed(ManagedConnection connection)
+    public void OnHandshakeFailed(ManagedConnection connection, Exception failure)
     {
-        _handshaking--;
         connection.ReleaseHost();
+        Enqueue(failure);
+    }
+
+    /// <summary>Queues an accept result; false (and the backlog place given back) once the listener is disposed.</summary>
+    private bool Enqueue(object item)
+    {
+        if (!_disposed && _accepted.Writer.TryWrite(item)) return true;
+        Interlocked.Decrement(ref _pending);
+        return false;
     }
 
     public override async ValueTask<QuicConnection> AcceptConnectionAsync(CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(_disposed, typeof(QuicListener));
+        object item;
         try
         {
-            return await _accepted.Reader.ReadAsync(cancellationToken).ConfigureAwait(false);
+            item = await _accepted.Reader.ReadAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (ChannelClosedException)
         {
             throw new ObjectDisposedException(nameof(QuicListener));
         }
+        Interlocked.Decrement(ref _pending);
+        if (item is QuicConnection connection) return connection;
+        ExceptionDispatchInfo.Throw((Exception)item);
+        throw null!; // unreachable
     }
 
     public override async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposeStarted, 1) != 0) return;
         _disposed = true;
+        _port.Remove(this);
         _accepted.Writer.TryComplete();
-        while (_accepted.Reader.TryRead(out QuicConnection? unaccepted)) await unaccepted.DisposeAsync().ConfigureAwait(false);
+        while (_accepted.Reader.TryRead(out object? unaccepted))
+        {
+            if (unaccepted is QuicConnection connection) await connection.DisposeAsync().ConfigureAwait(false);
+        }
         _host.Release();
     }
 }

@@ -147,8 +147,20 @@ internal static class ManagedOptionsMapping
         }
         if (o.ServerCertificateSelectionCallback is { } select)
         {
-            // No server_name (the client connected to an IP address, RFC 6066 §3): msquic passes "", not null.
-            tls.ServerCertificateSelector = sni => select(owner, sni ?? "") as X509Certificate2;
+            tls.ServerCertificateSelector = sni =>
+            {
+                try
+                {
+                    // System.Net.Quic hands the callback "" when the client sent no SNI; a null answer is the app's error.
+                    if (select(owner, sni ?? "") is X509Certificate2 selected) return selected;
+                    RecordCallbackFailure(owner, new ArgumentException("The ServerCertificateSelectionCallback returned no certificate.", nameof(SslServerAuthenticationOptions.ServerCertificateSelectionCallback)));
+                }
+                catch (Exception ex)
+                {
+                    RecordCallbackFailure(owner, QuicExceptionFactory.CallbackError(ex));
+                }
+                return null;
+            };
         }
         return tls;
     }
@@ -163,8 +175,23 @@ internal static class ManagedOptionsMapping
 
     private static RemoteCertificateValidationCallback? WrapValidation(RemoteCertificateValidationCallback? callback, QuicConnection owner)
     {
-        // System.Net.Quic passes the connection as the sender; the TLS engine passes null.
+        // System.Net.Quic passes the connection as the sender; the TLS engine passes null. A callback that throws fails
+        // the handshake (the peer gets a bad_certificate alert) and the app sees its exception, not a hang.
         if (callback is null) return null;
-        return (_, certificate, chain, errors) => callback(owner, certificate, chain, errors);
+        return (_, certificate, chain, errors) =>
+        {
+            try
+            {
+                return callback(owner, certificate, chain, errors);
+            }
+            catch (Exception ex)
+            {
+                RecordCallbackFailure(owner, QuicExceptionFactory.CallbackError(ex));
+                return false;
+            }
+        };
     }
+
+    private static void RecordCallbackFailure(QuicConnection owner, Exception failure)
+        => (owner.Impl as ManagedConnection)?.RecordCallbackFailure(failure);
 }

@@ -1,4 +1,5 @@
 #pragma warning disable CA1416 // Reached only when PlatformQuic.IsSupported (Linux, Windows, macOS with libmsquic).
+using System.Net.Security;
 using P = System.Net.Quic;
 
 namespace System.Net.Quic.Managed;
@@ -37,7 +38,7 @@ internal static class PlatformOptionsMapping
     {
         var p = new P.QuicClientConnectionOptions
         {
-            ClientAuthenticationOptions = o.ClientAuthenticationOptions,
+            ClientAuthenticationOptions = WithOwnerAsSender(o.ClientAuthenticationOptions, owner),
             RemoteEndPoint = o.RemoteEndPoint,
             LocalEndPoint = o.LocalEndPoint,
         };
@@ -47,8 +48,58 @@ internal static class PlatformOptionsMapping
 
     public static P.QuicServerConnectionOptions ToPlatform(QuicServerConnectionOptions o, QuicConnection owner)
     {
-        var p = new P.QuicServerConnectionOptions { ServerAuthenticationOptions = o.ServerAuthenticationOptions };
+        var p = new P.QuicServerConnectionOptions { ServerAuthenticationOptions = WithOwnerAsSender(o.ServerAuthenticationOptions, owner) };
         CopyCommon(o, p, owner);
         return p;
+    }
+
+    /// <summary>
+    /// A copy whose callbacks receive our public connection as their sender (System.Net.Quic would pass its own
+    /// connection object, which the app never sees); the app's options object is left as it is.
+    /// </summary>
+    private static SslClientAuthenticationOptions WithOwnerAsSender(SslClientAuthenticationOptions o, QuicConnection owner)
+    {
+        if (o.RemoteCertificateValidationCallback is null && o.LocalCertificateSelectionCallback is null) return o;
+        RemoteCertificateValidationCallback? validate = o.RemoteCertificateValidationCallback;
+        LocalCertificateSelectionCallback? select = o.LocalCertificateSelectionCallback;
+        return new SslClientAuthenticationOptions
+        {
+            AllowRenegotiation = o.AllowRenegotiation,
+            AllowTlsResume = o.AllowTlsResume,
+            ApplicationProtocols = o.ApplicationProtocols,
+            CertificateChainPolicy = o.CertificateChainPolicy,
+            CertificateRevocationCheckMode = o.CertificateRevocationCheckMode,
+            CipherSuitesPolicy = o.CipherSuitesPolicy,
+            ClientCertificateContext = o.ClientCertificateContext,
+            ClientCertificates = o.ClientCertificates,
+            EnabledSslProtocols = o.EnabledSslProtocols,
+            EncryptionPolicy = o.EncryptionPolicy,
+            TargetHost = o.TargetHost,
+            RemoteCertificateValidationCallback = validate is null ? null : (_, certificate, chain, errors) => validate(owner, certificate, chain, errors),
+            LocalCertificateSelectionCallback = select is null ? null : (_, host, local, remote, issuers) => select(owner, host, local, remote, issuers),
+        };
+    }
+
+    private static SslServerAuthenticationOptions WithOwnerAsSender(SslServerAuthenticationOptions o, QuicConnection owner)
+    {
+        if (o.RemoteCertificateValidationCallback is null && o.ServerCertificateSelectionCallback is null) return o;
+        RemoteCertificateValidationCallback? validate = o.RemoteCertificateValidationCallback;
+        ServerCertificateSelectionCallback? select = o.ServerCertificateSelectionCallback;
+        return new SslServerAuthenticationOptions
+        {
+            AllowRenegotiation = o.AllowRenegotiation,
+            AllowTlsResume = o.AllowTlsResume,
+            ApplicationProtocols = o.ApplicationProtocols,
+            CertificateChainPolicy = o.CertificateChainPolicy,
+            CertificateRevocationCheckMode = o.CertificateRevocationCheckMode,
+            CipherSuitesPolicy = o.CipherSuitesPolicy,
+            ClientCertificateRequired = o.ClientCertificateRequired,
+            EnabledSslProtocols = o.EnabledSslProtocols,
+            EncryptionPolicy = o.EncryptionPolicy,
+            ServerCertificate = o.ServerCertificate,
+            ServerCertificateContext = o.ServerCertificateContext,
+            RemoteCertificateValidationCallback = validate is null ? null : (_, certificate, chain, errors) => validate(owner, certificate, chain, errors),
+            ServerCertificateSelectionCallback = select is null ? null : (_, host) => select(owner, host),
+        };
     }
 }

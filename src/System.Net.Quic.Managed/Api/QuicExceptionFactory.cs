@@ -28,6 +28,9 @@ internal static class QuicExceptionFactory
                 return new QuicException(QuicError.VersionNegotiationError, null, null, "The peer does not support a common QUIC version.", null);
             case ConnectionErrorSource.StatelessReset:
                 return new QuicException(QuicError.ConnectionAborted, null, null, "The peer reset the connection (stateless reset).", null);
+            case ConnectionErrorSource.Transport when error.ByPeer && error.Code == (ulong)TransportErrorCode.ConnectionRefused:
+                // RFC 9000 §20.1: the server refused (e.g. its listener's backlog is full); msquic reports ConnectionRefused.
+                return new QuicException(QuicError.ConnectionRefused, null, (long)error.Code, $"The server refused the connection{detail}.", null);
             default:
                 string who = error.ByPeer ? "peer" : "local endpoint";
                 return new QuicException(QuicError.TransportError, null, (long)error.Code,
@@ -57,6 +60,9 @@ internal static class QuicExceptionFactory
         string what = error.Code == 0x178 ? "no common application protocol (ALPN)" : $"TLS alert {error.Code - 0x100}";
         return new AuthenticationException($"Authentication failed: {what}{(error.Reason is null ? "" : " (" + error.Reason + ")")}.", inner);
     }
+
+    /// <summary>What System.Net.Quic throws when an app callback (TLS validation, options) threw: the callback's exception inside.</summary>
+    public static QuicException CallbackError(Exception inner) => new(QuicError.CallbackError, null, null, "User configured callback failed.", inner);
 
     public static QuicException OperationAborted(string message) => new(QuicError.OperationAborted, null, null, message, null);
 

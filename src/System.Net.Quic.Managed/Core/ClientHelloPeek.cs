@@ -25,17 +25,26 @@ internal static class ClientHelloPeek
     private const int HandshakeHeaderLength = 4;
 
     /// <summary>The ClientHello's host_name, or null when the datagram has none or the ClientHello is incomplete.</summary>
-    public static string? TryReadServerName(ReadOnlySpan<byte> datagram)
+    public static string? TryReadServerName(ReadOnlySpan<byte> datagram) => Peek(datagram).ServerName;
+
+    /// <summary>
+    /// Opens the datagram's Initial packets on a copy: whether any authenticated (a server creates nothing for a
+    /// datagram that does not), and the ClientHello's SNI and ALPN list when the whole ClientHello is there.
+    /// </summary>
+    public static InitialPeek Peek(ReadOnlySpan<byte> datagram)
     {
-        if (datagram.IsEmpty || !PacketFirstByte.IsLongHeader(datagram[0])) return null;
+        if (datagram.IsEmpty || !PacketFirstByte.IsLongHeader(datagram[0])) return default;
         byte[] copy = ArrayPool<byte>.Shared.Rent(datagram.Length);
         byte[] crypto = ArrayPool<byte>.Shared.Rent(datagram.Length);
         try
         {
             Span<byte> packets = copy.AsSpan(0, datagram.Length);
             datagram.CopyTo(packets);
-            int contiguous = ReassembleInitialCrypto(packets, crypto.AsSpan(0, datagram.Length));
-            return ParseServerName(crypto.AsSpan(0, contiguous));
+            int contiguous = ReassembleInitialCrypto(packets, crypto.AsSpan(0, datagram.Length), out bool authenticated);
+            if (!authenticated) return default;
+            return TryParseClientHello(crypto.AsSpan(0, contiguous), out ClientHello? hello)
+                ? new InitialPeek(true, hello!.ServerName, hello.HasAlpn ? hello.ApplicationProtocols : null)
+                : new InitialPeek(true, null, null);
         }
         finally
         {
@@ -48,10 +57,11 @@ internal static class ClientHelloPeek
     /// Opens the Initial packets of <paramref name="packets"/> in place and copies their CRYPTO data, from offset 0
     /// without gaps, into <paramref name="crypto"/>. Returns how many bytes are contiguous from offset 0.
     /// </summary>
-    private static int ReassembleInitialCrypto(Span<byte> packets, Span<byte> crypto)
+    private static int ReassembleInitialCrypto(Span<byte> packets, Span<byte> crypto, out bool authenticated)
     {
         Span<(long Offset, int Start, int Length)> frames = stackalloc (long, int, int)[MaxCryptoFrames];
         int frameCount = 0;
+        authenticated = false;
         InitialKeys? keys = null;
         try
         {
@@ -80,6 +90,7 @@ internal static class ClientHelloPeek
                 long pn = PacketNumber.Decode(-1, truncated, pnLength);
                 int headerLength = header.PacketNumberOffset + pnLength;
                 if (!keys.Client.TryDecrypt(packet, headerLength, (ulong)pn, header.PayloadLength - pnLength, out int plaintextLength)) continue;
+                authenticated = true;
                 int payloadStart = packetStart + headerLength;
                 if (!CollectCryptoFrames(packets.Slice(payloadStart, plaintextLength), payloadStart, frames, ref frameCount)) break;
             }
@@ -145,13 +156,22 @@ internal static class ClientHelloPeek
         return true;
     }
 
-    /// <summary>The host_name of a complete ClientHello message at the start of <paramref name="crypto"/>, else null.</summary>
-    private static string? ParseServerName(ReadOnlySpan<byte> crypto)
+    /// <summary>A complete ClientHello message at the start of <paramref name="crypto"/>, decoded.</summary>
+    private static bool TryParseClientHello(ReadOnlySpan<byte> crypto, out ClientHello? hello)
     {
+        hello = null;
         // RFC 8446 §4: msg_type (1) + uint24 length + body.
-        if (crypto.Length < HandshakeHeaderLength || crypto[0] != (byte)HandshakeType.ClientHello) return null;
+        if (crypto.Length < HandshakeHeaderLength || crypto[0] != (byte)HandshakeType.ClientHello) return false;
         int length = (crypto[1] << 16) | (crypto[2] << 8) | crypto[3];
-        if (length > crypto.Length - HandshakeHeaderLength) return null; // continues in a later datagram
-        return ClientHello.TryDecode(crypto.Slice(HandshakeHeaderLength, length), out ClientHello hello) is null ? hello.ServerName : null;
+        if (length > crypto.Length - HandshakeHeaderLength) return false; // continues in a later datagram
+        if (ClientHello.TryDecode(crypto.Slice(HandshakeHeaderLength, length), out ClientHello decoded) is not null) return false;
+        hello = decoded;
+        return true;
     }
 }
+
+/// <summary>
+/// What <see cref="ClientHelloPeek.Peek"/> learned from a client's first datagram. <see cref="ApplicationProtocols"/>
+/// is the ClientHello's ALPN list (RFC 7301), null when the ClientHello is incomplete or has none.
+/// </summary>
+internal readonly record struct InitialPeek(bool Authenticated, string? ServerName, System.Collections.Generic.List<byte[]>? ApplicationProtocols);

@@ -20,7 +20,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     private readonly IServerConnectionFactory? _factory;
     private readonly Dictionary<ConnectionId, Connection> _routes = new();
     private readonly List<Connection> _connections = new();
-    private readonly Queue<Connection> _accepted = new();
+    private readonly Queue<(Connection Connection, object? Owner)> _accepted = new();
     private readonly Queue<(byte[] Datagram, NetworkAddress To)> _stateless = new();
     private readonly StatelessResetTokenGenerator _resetTokens;
     private readonly AddressValidationTokenCodec _tokens;
@@ -48,7 +48,41 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     public int DatagramsDropped { get; private set; }
 
     /// <summary>Server connections created since the last call (the listener takes them; the handshake may still be running).</summary>
-    public bool TryAccept(out Connection connection) => _accepted.TryDequeue(out connection!);
+    public bool TryAccept(out Connection connection) => TryAccept(out connection, out _);
+
+    /// <summary>As <see cref="TryAccept(out Connection)"/>, with the owner object the factory chose for the connection.</summary>
+    public bool TryAccept(out Connection connection, out object? owner)
+    {
+        if (_accepted.TryDequeue(out (Connection Connection, object? Owner) next))
+        {
+            connection = next.Connection;
+            owner = next.Owner;
+            return true;
+        }
+        connection = null!;
+        owner = null;
+        return false;
+    }
+
+    /// <summary>Initials dropped because nothing in them opened with the Initial keys (noise, forgeries).</summary>
+    public int UnauthenticatedInitialsDropped { get; private set; }
+
+    /// <summary>Clients refused with a CONNECTION_CLOSE (backlog full, options callback failed).</summary>
+    public int ConnectionsRefused { get; private set; }
+
+    /// <summary>Server connections whose handshake has not completed (bounded by <see cref="EndpointOptions.RetryAboveHandshakes"/>).</summary>
+    public int HandshakesInProgress
+    {
+        get
+        {
+            int n = 0;
+            foreach (Connection c in _connections)
+            {
+                if (c.IsServer && !c.IsHandshakeComplete && c.Phase == ConnectionPhase.Open) n++;
+            }
+            return n;
+        }
+    }
 
     /// <summary>Starts a client connection on this endpoint.</summary>
     public Connection Connect(ConnectionOptions options, ICryptoHandshake handshake, in NetworkAddress remote, long nowUs)
@@ -168,38 +202,54 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
                 NewTokensAccepted++;
             }
         }
-        if (_options.RequireRetry && retrySource is null && !addressValidatedByToken)
+        // RFC 9001 §5.2: Initial keys are public, but a datagram with no Initial that opens under them is noise or a
+        // forgery with a plausible header: nothing is created and nobody is asked about it (the peek works on a copy).
+        InitialPeek peek = ClientHelloPeek.Peek(datagram);
+        if (!peek.Authenticated)
+        {
+            UnauthenticatedInitialsDropped++;
+            DatagramsDropped++;
+            return;
+        }
+        // §8.1: with many handshakes in progress (a flood of well-formed Initials from spoofed addresses), new clients
+        // prove their address with a Retry before they cost any state, as msquic does past its handshake memory limit.
+        bool retryForLoad = _options.RetryAboveHandshakes > 0 && _connections.Count >= _options.RetryAboveHandshakes
+            && HandshakesInProgress >= _options.RetryAboveHandshakes;
+        if ((_options.RequireRetry || retryForLoad) && retrySource is null && !addressValidatedByToken)
         {
             SendRetry(header, clientDestination, clientSource, remote, nowUs);
             return;
         }
 
-        // The factory may choose options by server name (a listener's options callback gets the SNI): read it from a
-        // copy of the datagram; the connection below opens the original.
-        string? serverName = ClientHelloPeek.TryReadServerName(datagram);
-        if (!_factory!.TryCreate(new IncomingConnectionRequest(remote, version, serverName), out ConnectionOptions options, out ICryptoHandshake handshake))
+        IncomingDecision decision = _factory!.Decide(new IncomingConnectionRequest(remote, version, peek.ServerName, peek.ApplicationProtocols));
+        if (decision.Action == IncomingAction.Drop)
         {
             DatagramsDropped++;
             return;
         }
+        bool refused = decision.Action == IncomingAction.Refuse;
+        ConnectionOptions options = decision.Options ?? new ConnectionOptions { Version = version };
+        ICryptoHandshake handshake = decision.Handshake ?? new RefusingHandshake(decision.Refusal, decision.Reason ?? "refused");
         Connection connection = Connection.CreateServer(options, handshake, remote, originalDestination, clientDestination, clientSource, retrySource, nowUs, _resetTokens);
         if (addressValidatedByToken) connection.OnAddressValidatedByToken();
         connection.Receive(datagram, remote, nowUs);
         if (connection.Statistics.PacketsReceived == 0)
         {
-            // Nothing in the datagram opened with the Initial keys (RFC 9001 §5.2): it was not a client's Initial but
-            // noise or a forgery with a plausible header. Keeping a connection for it would let anyone fill our table.
+            // The peek opened a packet this connection could not (e.g. a version it does not take): keep nothing.
             DatagramsDropped++;
             connection.Dispose();
+            if (!refused) _factory.Abandon(decision.Owner);
             return;
         }
+        if (refused) ConnectionsRefused++;
         connection.TraceStarted(_options.LocalName);
         _connections.Add(connection);
         // Until the client switches to our ID it keeps addressing the one it chose (§7.2).
         _routes[clientDestination] = connection;
         _clientChosenIds[connection] = clientDestination;
         UpdateRoutes(connection);
-        _accepted.Enqueue(connection);
+        // A refused connection only waits out its closing period (RFC 9000 §10.2.1), answering with CONNECTION_CLOSE.
+        if (!refused) _accepted.Enqueue((connection, decision.Owner));
     }
 
     private bool IsSupported(uint version)

@@ -17,6 +17,12 @@ internal sealed class EndpointOptions
     /// <summary>Server: most connections at once (new Initials beyond it are dropped).</summary>
     public int MaxConnections { get; init; } = 10_000;
 
+    /// <summary>
+    /// Server: with this many handshakes in progress, new clients must come back with a Retry token first (RFC 9000
+    /// §8.1.2), so a flood of Initials from spoofed addresses cannot fill the connection table; 0 never.
+    /// </summary>
+    public int RetryAboveHandshakes { get; init; } = 256;
+
     /// <summary>Most datagrams handed to the I/O layer in one GSO batch.</summary>
     public int MaxSegmentsPerBatch { get; init; } = 16;
 

@@ -94,7 +94,8 @@ internal sealed partial class TlsHandshake
         }
 
         ServerName = ch.ServerName;
-        X509Certificate2? certificate = _options.ServerCertificateSelector?.Invoke(ch.ServerName) ?? _options.Certificate;
+        // A selection callback, when there is one, decides alone (SslStream and System.Net.Quic ignore ServerCertificate then).
+        X509Certificate2? certificate = _options.ServerCertificateSelector is { } select ? select(ch.ServerName) : _options.Certificate;
         if (certificate == null || !certificate.HasPrivateKey) return Fail(TlsAlert.HandshakeFailure, "no server certificate with a private key");
         if (!CertificateSignature.TrySelectScheme(certificate, ch.SignatureAlgorithms, _options.SignatureSchemes, out SignatureScheme scheme))
         {

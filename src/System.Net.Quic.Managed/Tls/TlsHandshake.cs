@@ -398,7 +398,9 @@ internal sealed partial class TlsHandshake : IDisposable
         {
             return Fail(TlsAlert.DecodeError, "server sent an empty Certificate (RFC 8446 §4.4.2.4)");
         }
-        if (leaf == null && !_options.RequireClientCertificate)
+        // No client certificate: fine unless required; an app validation callback is asked either way (with
+        // RemoteCertificateNotAvailable), as SslStream and System.Net.Quic ask it.
+        if (leaf == null && !_options.RequireClientCertificate && _options.RemoteCertificateValidation is null)
         {
             _transcript.Append(message);
             State = TlsHandshakeState.ServerWaitClientFinished;

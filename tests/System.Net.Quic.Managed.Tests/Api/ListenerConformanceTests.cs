@@ -1,0 +1,314 @@
+using System.Diagnostics;
+using System.Net.Security;
+using System.Net.Quic.Managed.Tests.Tls;
+using System.Net.Sockets;
+using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
+using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
+
+namespace System.Net.Quic.Managed.Tests.Api;
+
+/// <summary>
+/// Listener behaviour on both providers (msquic is the reference): a handshake the listener cannot complete reaches
+/// AcceptConnectionAsync as its exception and fails the client promptly; the backlog is enforced; forged Initials do
+/// not jam the listener.
+/// </summary>
+public class ListenerConformanceTests
+{
+    public static TheoryData<string> Providers => new() { "managed", "msquic" };
+
+    private static CancellationToken Timeout(int seconds = 20) => new CancellationTokenSource(TimeSpan.FromSeconds(seconds)).Token;
+
+    private static QuicListenerOptions WithCallback(Func<QuicServerConnectionOptions, ValueTask<QuicServerConnectionOptions>> callback)
+    {
+        QuicListenerOptions options = ListenerOptions(IPAddress.Loopback);
+        options.ConnectionOptionsCallback = (_, _, _) => callback(ServerOptions());
+        return options;
+    }
+
+    /// <summary>Connects once; returns what ConnectAsync threw (null if it succeeded) and how long it took.</summary>
+    private static async Task<(Exception? Error, TimeSpan Elapsed)> TryConnectAsync(QuicProvider provider, QuicClientConnectionOptions options)
+    {
+        var watch = Stopwatch.StartNew();
+        try
+        {
+            QuicConnection connection = await ConnectAsync(provider, options, Timeout());
+            await connection.DisposeAsync();
+            return (null, watch.Elapsed);
+        }
+        catch (Exception ex)
+        {
+            return (ex, watch.Elapsed);
+        }
+    }
+
+    private static async Task<Exception> AcceptFailureAsync(QuicListener listener)
+    {
+        try
+        {
+            QuicConnection unexpected = await listener.AcceptConnectionAsync(Timeout());
+            await unexpected.DisposeAsync();
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            return ex;
+        }
+        throw new Xunit.Sdk.XunitException("AcceptConnectionAsync returned a connection instead of the handshake's failure.");
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task OptionsCallbackThrowing_AcceptThrowsCallbackError_ClientFailsFast(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await QuicListener.ListenAsync(
+            WithCallback(_ => throw new InvalidOperationException("no options for you")), kind, CancellationToken.None);
+        Task<Exception> accept = AcceptFailureAsync(listener);
+        (Exception? error, TimeSpan elapsed) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+
+        var failure = Assert.IsType<QuicException>(await accept);
+        Assert.Equal(QuicError.CallbackError, failure.QuicError);
+        Assert.IsType<InvalidOperationException>(failure.GetBaseException());
+        Assert.IsType<AuthenticationException>(error);
+        Assert.True(elapsed < TimeSpan.FromSeconds(5), $"the client learned of the refusal after {elapsed}");
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task OptionsCallbackFaulted_AcceptThrowsCallbackError(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await QuicListener.ListenAsync(
+            WithCallback(_ => ValueTask.FromException<QuicServerConnectionOptions>(new InvalidOperationException("faulted"))), kind, CancellationToken.None);
+        Task<Exception> accept = AcceptFailureAsync(listener);
+        (Exception? error, _) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+
+        var failure = Assert.IsType<QuicException>(await accept);
+        Assert.Equal(QuicError.CallbackError, failure.QuicError);
+        Assert.IsType<AuthenticationException>(error);
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task OptionsCallbackReturningInvalidOptions_AcceptThrowsArgumentException(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await QuicListener.ListenAsync(WithCallback(options =>
+        {
+            options.IdleTimeout = TimeSpan.FromSeconds(-5);
+            return ValueTask.FromResult(options);
+        }), kind, CancellationToken.None);
+        Task<Exception> accept = AcceptFailureAsync(listener);
+        (Exception? error, _) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+
+        Assert.IsAssignableFrom<ArgumentException>(await accept);
+        Assert.NotNull(error);
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task NoCommonAlpn_BothSidesSeeAuthenticationException(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        // The listener takes "test" but the connection's options narrow ALPN to something the client does not offer.
+        await using QuicListener listener = await QuicListener.ListenAsync(WithCallback(options =>
+        {
+            options.ServerAuthenticationOptions.ApplicationProtocols = new List<SslApplicationProtocol> { new("other") };
+            return ValueTask.FromResult(options);
+        }), kind, CancellationToken.None);
+        Task<Exception> accept = AcceptFailureAsync(listener);
+        (Exception? error, _) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+
+        Assert.IsType<AuthenticationException>(await accept);
+        Assert.IsType<AuthenticationException>(error);
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task ClientRejectingServerCertificate_AcceptThrowsAuthenticationException(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        Task<Exception> accept = AcceptFailureAsync(listener);
+        (Exception? error, _) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint, trustTestRoot: false));
+
+        Assert.IsType<AuthenticationException>(error);
+        Assert.IsType<AuthenticationException>(await accept);
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task CertificateSelectionCallbackReturningNull_AcceptThrowsArgumentException(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await QuicListener.ListenAsync(WithCallback(options =>
+        {
+            options.ServerAuthenticationOptions.ServerCertificate = null;
+            options.ServerAuthenticationOptions.ServerCertificateSelectionCallback = (_, _) => null!;
+            return ValueTask.FromResult(options);
+        }), kind, CancellationToken.None);
+        Task<Exception> accept = AcceptFailureAsync(listener);
+        (Exception? error, _) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+
+        Assert.IsAssignableFrom<ArgumentException>(await accept);
+        Assert.NotNull(error);
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task ServerRejectingClientCertificate_AcceptThrowsAuthenticationException(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        using X509Certificate2 clientCertificate = TlsTestCertificates.CreateLeaf(TlsTestCertificates.KeyKind.EcdsaP256, "client");
+        await using QuicListener listener = await QuicListener.ListenAsync(WithCallback(options =>
+        {
+            options.ServerAuthenticationOptions.ClientCertificateRequired = true;
+            options.ServerAuthenticationOptions.RemoteCertificateValidationCallback = (_, _, _, _) => false;
+            return ValueTask.FromResult(options);
+        }), kind, CancellationToken.None);
+        Task<Exception> accept = AcceptFailureAsync(listener);
+        QuicClientConnectionOptions client = ClientOptions(listener.LocalEndPoint);
+        client.ClientAuthenticationOptions.ClientCertificates = new X509CertificateCollection { clientCertificate };
+        (Exception? error, _) = await TryConnectAsync(kind, client);
+
+        Assert.IsType<AuthenticationException>(await accept);
+        // TLS 1.3: the client may finish before the server rejects its certificate; it then learns of it later.
+        if (error is not null) Assert.True(error is AuthenticationException or QuicException, error.ToString());
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task RequiredClientCertificateMissing_ServerCallbackIsAskedAndDecides(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        var asked = new TaskCompletionSource<SslPolicyErrors>(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using QuicListener listener = await QuicListener.ListenAsync(WithCallback(options =>
+        {
+            options.ServerAuthenticationOptions.ClientCertificateRequired = true;
+            options.ServerAuthenticationOptions.RemoteCertificateValidationCallback = (_, certificate, _, errors) =>
+            {
+                asked.TrySetResult(errors);
+                return certificate is null; // accept the anonymous client
+            };
+            return ValueTask.FromResult(options);
+        }), kind, CancellationToken.None);
+        var (client, server) = await ConnectPairAsync(kind, listener);
+        await using (client)
+        await using (server)
+        {
+            SslPolicyErrors errors = await asked.Task.WaitAsync(TimeSpan.FromSeconds(10));
+            Assert.True(errors.HasFlag(SslPolicyErrors.RemoteCertificateNotAvailable), errors.ToString());
+            Assert.Null(server.RemoteCertificate);
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task ThrowingClientValidationCallback_ConnectThrowsItsException(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        QuicClientConnectionOptions client = ClientOptions(listener.LocalEndPoint);
+        client.ClientAuthenticationOptions.RemoteCertificateValidationCallback = (_, _, _, _) => throw new InvalidTimeZoneException("from the callback");
+        (Exception? error, TimeSpan elapsed) = await TryConnectAsync(kind, client);
+
+        // msquic: QuicException(CallbackError) around the callback's exception.
+        var failure = Assert.IsType<QuicException>(error);
+        Assert.Equal(QuicError.CallbackError, failure.QuicError);
+        Assert.IsType<InvalidTimeZoneException>(failure.GetBaseException());
+        Assert.True(elapsed < TimeSpan.FromSeconds(5), $"ConnectAsync failed after {elapsed}");
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task BacklogFull_FurtherClientsAreRefused(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        QuicListenerOptions options = ListenerOptions(IPAddress.Loopback);
+        options.ListenBacklog = 2;
+        await using QuicListener listener = await QuicListener.ListenAsync(options, kind, CancellationToken.None);
+        var connected = new List<QuicConnection>();
+        try
+        {
+            // Nobody accepts: two connections fill the backlog, the third is refused.
+            for (int i = 0; i < 2; i++) connected.Add(await ConnectAsync(kind, ClientOptions(listener.LocalEndPoint), Timeout()));
+            (Exception? error, TimeSpan elapsed) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+            var refused = Assert.IsType<QuicException>(error);
+            Assert.Equal(QuicError.ConnectionRefused, refused.QuicError);
+            Assert.True(elapsed < TimeSpan.FromSeconds(5), $"refused after {elapsed}");
+
+            // Accepting one frees a place.
+            await using QuicConnection first = await listener.AcceptConnectionAsync(Timeout());
+            connected.Add(await ConnectAsync(kind, ClientOptions(listener.LocalEndPoint), Timeout()));
+        }
+        finally
+        {
+            foreach (QuicConnection c in connected) await c.DisposeAsync();
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task ForgedInitialFlood_RealClientIsServedRightAfter(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        using (var attacker = new UdpClient(AddressFamily.InterNetwork))
+        {
+            var random = new Random(5);
+            byte[] datagram = new byte[1200];
+            for (int i = 0; i < 5000; i++)
+            {
+                random.NextBytes(datagram);
+                datagram[0] = 0xC3;
+                datagram[1] = 0; datagram[2] = 0; datagram[3] = 0; datagram[4] = 1;
+                datagram[5] = 8; datagram[14] = 8; datagram[23] = 0; datagram[24] = 0x44; datagram[25] = 0x00;
+                attacker.Send(datagram, datagram.Length, listener.LocalEndPoint);
+                if (i % 100 == 99) await Task.Delay(1); // let the listener's socket buffer drain a little
+            }
+        }
+        for (int i = 0; i < 3; i++)
+        {
+            var (client, server) = await ConnectPairAsync(kind, listener);
+            await using (client)
+            await using (server)
+            {
+                Assert.Equal("test", server.NegotiatedApplicationProtocol.ToString());
+            }
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task TwoListenersOnOnePort_RouteByAlpn(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener first = await ListenAsync(kind, alpn: "first");
+        QuicListenerOptions secondOptions = ListenerOptions(IPAddress.Loopback, alpn: "second");
+        secondOptions.ListenEndPoint = first.LocalEndPoint;
+        await using QuicListener second = await QuicListener.ListenAsync(secondOptions, kind, CancellationToken.None);
+        Assert.Equal(first.LocalEndPoint, second.LocalEndPoint);
+
+        foreach ((QuicListener listener, string alpn) in new[] { (second, "second"), (first, "first") })
+        {
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+            Task<QuicConnection> connect = ConnectAsync(kind, ClientOptions(first.LocalEndPoint, alpn), timeout.Token);
+            await using QuicConnection server = await listener.AcceptConnectionAsync(timeout.Token);
+            await using QuicConnection client = await connect;
+            Assert.Equal(alpn, server.NegotiatedApplicationProtocol.ToString());
+            Assert.Equal(alpn, client.NegotiatedApplicationProtocol.ToString());
+        }
+    }
+
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task SecondListenerWithSameAlpnOnOnePort_ThrowsAlpnInUse(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener first = await ListenAsync(kind);
+        QuicListenerOptions again = ListenerOptions(IPAddress.Loopback);
+        again.ListenEndPoint = first.LocalEndPoint;
+        var error = await Assert.ThrowsAsync<QuicException>(async () => await QuicListener.ListenAsync(again, kind, CancellationToken.None));
+        Assert.Equal(QuicError.AlpnInUse, error.QuicError);
+    }
+}
