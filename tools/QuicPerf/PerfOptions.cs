@@ -9,10 +9,13 @@ public sealed class PerfOptions
 {
     public const string Usage = """
         usage: QuicPerf [-s | -c HOST] [-p PORT] [-t SECONDS] [--bytes N[K|M|G]] [--streams N]
-                        [--provider managed|msquic|tcp-tls] [--ipv6] [--cipher aes128|aes256|chacha20] [--cert ecdsa|rsa]
+                        [--provider managed|msquic|msquic-direct|tcp-tls] [--ipv6] [--cipher aes128|aes256|chacha20] [--cert ecdsa|rsa]
                         [--window N[K|M]]
           With neither -s nor -c: a loopback transfer (download: the server sends, the client counts) between a
-          client and a server in this process. Default: 10 seconds, 1 stream, managed provider, IPv4.
+          client and a server in this process. Default: 10 seconds, 1 stream, IPv4, and the library's provider
+          (managed unless DOTNET_SYSTEM_NET_QUIC_PROVIDER=msquic or the System.Net.Quic.Managed.Provider switch says so).
+          --provider       managed / msquic: this library's public API on that provider (QuicProvider); msquic-direct:
+                           System.Net.Quic itself, bypassing the library; tcp-tls: SslStream over TCP
           -s               run a server on PORT (all addresses) until Ctrl-C
           -c HOST          run a client against a QuicPerf server on HOST:PORT (name or address)
           -p, --port N     server port for -s/-c (default 18080, qperf's)
@@ -37,7 +40,8 @@ public sealed class PerfOptions
 
     public int Streams { get; private set; } = 1;
 
-    public PerfTransportKind Provider { get; private set; } = PerfTransportKind.Managed;
+    /// <summary>--provider, else the library's own process default (QuicProvider selection).</summary>
+    public PerfTransportKind Provider { get; private set; }
 
     public bool IPv6 { get; private set; }
 
@@ -48,8 +52,12 @@ public sealed class PerfOptions
     public int StreamWindow { get; private set; } = 16 * 1024 * 1024;
 
     public static bool TryParse(string[] args, out PerfOptions options, out string error)
+        => TryParse(args, System.Net.Quic.Managed.QuicProviderSelection.Default, out options, out error);
+
+    /// <summary>Parses <paramref name="args"/>; without --provider, <paramref name="libraryDefault"/> decides.</summary>
+    public static bool TryParse(string[] args, System.Net.Quic.Managed.QuicProvider libraryDefault, out PerfOptions options, out string error)
     {
-        options = new PerfOptions();
+        options = new PerfOptions { Provider = PerfTransport.FromLibraryProvider(libraryDefault) };
         error = "";
         for (int i = 0; i < args.Length; i++)
         {
@@ -88,7 +96,8 @@ public sealed class PerfOptions
                     switch (value)
                     {
                         case "managed": options.Provider = PerfTransportKind.Managed; break;
-                        case "msquic": options.Provider = PerfTransportKind.MsQuic; break;
+                        case "msquic": options.Provider = PerfTransportKind.LibraryMsQuic; break;
+                        case "msquic-direct": options.Provider = PerfTransportKind.MsQuic; break;
                         case "tcp-tls" or "tcp" or "ssl": options.Provider = PerfTransportKind.TcpTls; break;
                         default: error = $"unknown provider '{value}'"; return false;
                     }

@@ -124,6 +124,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         }
         if (remote.Address.IsIPv4MappedToIPv6) remote = new IPEndPoint(remote.Address.MapToIPv4(), remote.Port);
         cancellationToken.ThrowIfCancellationRequested();
+        if (remote.Port == 0) throw QuicExceptionFactory.InvalidRemotePort(); // as msquic: at once, not at the handshake timeout
 
         Socket socket = UdpSocketFactory.Bind(options.LocalEndPoint ?? UdpSocketFactory.DefaultLocalFor(remote));
         try
@@ -221,7 +222,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         // Only before the handshake: later an ICMP error may be transient, and the idle timeout decides.
         if (error == SocketError.ConnectionRefused && !_handshakeDone && !_ended)
         {
-            End(QuicExceptionFactory.ConnectionRefused(), handshakeException: null);
+            End(QuicExceptionFactory.PeerUnreachable(), handshakeException: null);
         }
     }
 

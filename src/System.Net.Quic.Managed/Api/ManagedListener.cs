@@ -168,13 +168,14 @@ internal sealed class ManagedListener : QuicListenerImpl
     private static Exception CallbackFailure(Exception ex) => QuicExceptionFactory.CallbackError(ex);
 
     /// <summary>
-    /// The handshake cannot go on: the client is told at once with a TLS handshake_failure (RFC 9001 §4.8), as msquic's
-    /// client sees it (AuthenticationException), and the app's next accept throws <paramref name="failure"/>.
+    /// The handshake cannot go on: the client is told at once with a TLS user_canceled alert (RFC 9001 §4.8), as msquic's
+    /// server does (its client sees an AuthenticationException; a handshake_failure would be QUIC_STATUS_HANDSHAKE_FAILURE,
+    /// an internal error, there), and the app's next accept throws <paramref name="failure"/>.
     /// </summary>
     private IncomingDecision Fail(Exception failure)
     {
         Enqueue(failure);
-        return IncomingDecision.Refuse(TlsAlert.HandshakeFailure.ToTransportErrorCode(), "the server could not set up the connection");
+        return IncomingDecision.Refuse(TlsAlert.UserCanceled.ToTransportErrorCode(), "the server could not set up the connection");
     }
 
     /// <summary>A deferred callback whose client never came back holds its backlog place for a handshake timeout at most.</summary>

@@ -59,6 +59,32 @@ internal static class ManagedOptionsMapping
         }
     }
 
+    /// <summary>The message System.Net.Quic gives for a cipher suite policy with no suite QUIC can use.</summary>
+    public const string NoQuicCipherSuiteMessage = "CipherSuitePolicy must specify at least one cipher supported by QUIC.";
+
+    /// <summary>
+    /// The TLS 1.3 AEAD suites QUIC can use (RFC 9001 §5.3) that <paramref name="policy"/> allows, in the policy's order;
+    /// null (the defaults) without a policy. A policy allowing none of them is an <see cref="ArgumentException"/>, as with
+    /// msquic. Throws <see cref="PlatformNotSupportedException"/> where .NET does not support cipher suite policies.
+    /// </summary>
+    public static TlsCipherSuite[]? ToCipherSuites(CipherSuitesPolicy? policy)
+    {
+        if (policy is null) return null;
+        // .NET cannot even construct a policy on Windows; the guard keeps the platform analyzer informed.
+        if (OperatingSystem.IsWindows()) throw new PlatformNotSupportedException("CipherSuitesPolicy is not supported on this platform.");
+        var suites = new List<TlsCipherSuite>(3);
+        foreach (TlsCipherSuite suite in policy.AllowedCipherSuites)
+        {
+            if (suite is TlsCipherSuite.TLS_AES_128_GCM_SHA256 or TlsCipherSuite.TLS_AES_256_GCM_SHA384 or TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256
+                && !suites.Contains(suite))
+            {
+                suites.Add(suite);
+            }
+        }
+        if (suites.Count == 0) throw new ArgumentException(NoQuicCipherSuiteMessage, nameof(SslClientAuthenticationOptions.CipherSuitesPolicy));
+        return suites.ToArray();
+    }
+
     public static TlsHandshakeOptions ToClientTls(SslClientAuthenticationOptions o, string? targetHost, QuicConnection owner)
     {
         var tls = new TlsHandshakeOptions
@@ -69,6 +95,8 @@ internal static class ManagedOptionsMapping
             CertificateChainPolicy = o.CertificateChainPolicy,
             RemoteCertificateValidation = WrapValidation(o.RemoteCertificateValidationCallback, owner),
         };
+        // The client offers only the suites the policy allows, in its order of preference.
+        if (ToCipherSuites(o.CipherSuitesPolicy) is { } suites) tls.CipherSuites = suites;
         X509Certificate2? clientCertificate = o.ClientCertificateContext?.TargetCertificate;
         if (clientCertificate is null && o.ClientCertificates is { Count: > 0 })
         {
@@ -106,6 +134,8 @@ internal static class ManagedOptionsMapping
             // SslStream semantics: a required-but-missing certificate is a policy error the callback may accept.
             RequireClientCertificate = o.ClientCertificateRequired && o.RemoteCertificateValidationCallback is null,
         };
+        // The server picks the first suite of its policy that the client offered.
+        if (ToCipherSuites(o.CipherSuitesPolicy) is { } suites) tls.CipherSuites = suites;
         if (o.ServerCertificateContext is { } context)
         {
             tls.Certificate = context.TargetCertificate;

@@ -60,5 +60,6 @@ public sealed class QuicClientConnectionOptions : QuicConnectionOptions
         {
             throw new ArgumentException("QUIC requires at least one application protocol in 'ClientAuthenticationOptions.ApplicationProtocols'.", argumentName);
         }
+        ManagedOptionsMapping.ToCipherSuites(ClientAuthenticationOptions.CipherSuitesPolicy);
     }
 }

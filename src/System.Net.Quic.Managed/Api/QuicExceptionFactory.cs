@@ -1,5 +1,6 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Wire;
+using System.Net.Sockets;
 using System.Security.Authentication;
 
 namespace System.Net.Quic.Managed;
@@ -19,7 +20,8 @@ internal static class QuicExceptionFactory
                     ? new QuicException(QuicError.ConnectionAborted, (long)error.Code, null, $"Connection aborted by peer ({error.Code}){detail}.", null)
                     : OperationAborted($"The connection was closed locally with application code {error.Code}.");
             case ConnectionErrorSource.IdleTimeout:
-                return new QuicException(QuicError.ConnectionIdle, null, null, "The connection timed out from inactivity.", null);
+                // msquic reports its silent idle close with transport error code 1 (what System.Net.Quic surfaces).
+                return new QuicException(QuicError.ConnectionIdle, null, IdleTimeoutTransportErrorCode, "The connection timed out from inactivity.", null);
             case ConnectionErrorSource.HandshakeTimeout:
                 return new QuicException(QuicError.ConnectionTimeout, null, null, "The connection handshake timed out.", null);
             case ConnectionErrorSource.VersionNegotiation:
@@ -40,12 +42,22 @@ internal static class QuicExceptionFactory
     public static bool IsTlsFailure(ConnectionError? error)
         => error is { Source: ConnectionErrorSource.Transport, Code: >= 0x100 and <= 0x1ff };
 
+    /// <summary>CRYPTO_ERROR carrying the TLS handshake_failure alert (40), RFC 9001 §4.8.</summary>
+    private const ulong HandshakeFailureCryptoError = 0x100 + 40;
+
     /// <summary>ConnectAsync/accept failures: TLS failures surface as <see cref="AuthenticationException"/>, as in System.Net.Quic.</summary>
     public static Exception ForHandshake(ConnectionError? error)
     {
         Exception inner = ForConnection(error);
         if (!IsTlsFailure(error)) return inner;
-        string what = error!.Code == 0x178 ? "no common application protocol (ALPN)" : $"TLS alert {error.Code - 0x100}";
+        if (error!.Code == HandshakeFailureCryptoError)
+        {
+            // msquic reports a handshake_failure (e.g. no common cipher suite) as QUIC_STATUS_HANDSHAKE_FAILURE, which
+            // System.Net.Quic surfaces as an internal error rather than an AuthenticationException.
+            return new QuicException(QuicError.InternalError, null, null,
+                $"An internal error has occurred. Status code: QUIC_STATUS_HANDSHAKE_FAILURE{(error.Reason is null ? "" : " (" + error.Reason + ")")}", inner);
+        }
+        string what = error.Code == 0x178 ? "no common application protocol (ALPN)" : $"TLS alert {error.Code - 0x100}";
         return new AuthenticationException($"Authentication failed: {what}{(error.Reason is null ? "" : " (" + error.Reason + ")")}.", inner);
     }
 
@@ -56,5 +68,19 @@ internal static class QuicExceptionFactory
 
     public static QuicException StreamAborted(ulong code, string what) => new(QuicError.StreamAborted, (long)code, null, $"The peer {what} (application code {code}).", null);
 
-    public static QuicException ConnectionRefused() => new(QuicError.ConnectionRefused, null, null, "The server refused the connection (ICMP port unreachable).", null);
+    /// <summary>The <see cref="QuicException.TransportErrorCode"/> of a <see cref="QuicError.ConnectionIdle"/> close, as msquic gives it.</summary>
+    public const long IdleTimeoutTransportErrorCode = 1;
+
+    /// <summary>
+    /// ConnectAsync to a port where nothing listens (an ICMP port unreachable before the handshake): System.Net.Quic on
+    /// msquic throws a bare <see cref="SocketException"/> with <see cref="SocketError.HostUnreachable"/> ("No route to host").
+    /// </summary>
+    public static SocketException PeerUnreachable() => new((int)SocketError.HostUnreachable);
+
+    /// <summary>
+    /// ConnectAsync to an endpoint with port 0: msquic's ConnectionStart fails with QUIC_STATUS_INVALID_PARAMETER at once,
+    /// which System.Net.Quic surfaces as an internal error.
+    /// </summary>
+    public static QuicException InvalidRemotePort() => new(QuicError.InternalError, null, null,
+        "An internal error has occurred. ConnectionStart failed: QUIC_STATUS_INVALID_PARAMETER (the remote port is 0).", null);
 }

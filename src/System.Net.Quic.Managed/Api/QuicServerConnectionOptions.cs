@@ -34,5 +34,12 @@ public sealed class QuicServerConnectionOptions : QuicConnectionOptions
         {
             throw new ArgumentException("A server certificate, certificate context or selection callback is required.", argumentName);
         }
+        // As msquic: the server connection's own ALPN list is mandatory (the listener's list only filters which
+        // connections reach the callback).
+        if (ServerAuthenticationOptions.ApplicationProtocols is null || ServerAuthenticationOptions.ApplicationProtocols.Count == 0)
+        {
+            throw new ArgumentException($"'{nameof(SslApplicationProtocol)}' must be specified and contain at least one item to establish the connection.", argumentName);
+        }
+        ManagedOptionsMapping.ToCipherSuites(ServerAuthenticationOptions.CipherSuitesPolicy);
     }
 }

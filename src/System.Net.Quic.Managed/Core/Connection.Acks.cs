@@ -29,6 +29,9 @@ internal sealed partial class Connection
                 case SentFrameKind.Ack:
                     space.Received.OnAckOfAck(frame.Offset);
                     break;
+                case SentFrameKind.RetireConnectionId:
+                    _peerIds.OnRetirementAcked();
+                    break;
                 case SentFrameKind.ResetStream:
                     if (_streams.TryGetStream(frame.Id, out TransportStream? reset) && reset.Send is not null)
                     {

@@ -81,4 +81,7 @@ internal sealed partial class Connection
 
     /// <summary>Number of peer IDs held (spares for migration).</summary>
     public int PeerConnectionIdCount => _peerIds.Count;
+
+    /// <summary>Peer IDs we retired whose RETIRE_CONNECTION_ID frames are not acknowledged yet (RFC 9000 §5.1.2).</summary>
+    internal int UnacknowledgedPeerIdRetirements => _peerIds.UnacknowledgedRetirements;
 }

@@ -24,6 +24,7 @@ internal sealed class PeerConnectionIdSet
     private readonly HashSet<ulong> _retired = new();
     private ulong _retirePriorTo;
     private int _activeIndex;
+    private int _retirementsInFlight;
 
     /// <param name="localActiveLimit">Our active_connection_id_limit transport parameter (at least 2).</param>
     public PeerConnectionIdSet(ulong localActiveLimit)
@@ -124,10 +125,12 @@ internal sealed class PeerConnectionIdSet
             reason = "more connection IDs than our active_connection_id_limit";
             return TransportErrorCode.ConnectionIdLimitError;
         }
-        // §5.1.2 asks for a bound on RETIRE_CONNECTION_ID frames owed; a peer that forces more is abusive.
-        if (_toRetire.Count > 4 * _localLimit)
+        // §5.1.2 asks for a bound on the IDs retired whose RETIRE_CONNECTION_ID frames are not acknowledged yet (owed
+        // or in flight); a peer that forces more, e.g. by raising retire_prior_to while acknowledging none of them
+        // (CVE-2024-22189), is abusive.
+        if (UnacknowledgedRetirements > MaxUnacknowledgedRetirements)
         {
-            reason = "too many connection IDs retired at once";
+            reason = "too many retired connection IDs whose RETIRE_CONNECTION_ID frames are not acknowledged";
             return TransportErrorCode.ConnectionIdLimitError;
         }
         return TransportErrorCode.NoError;
@@ -150,10 +153,35 @@ internal sealed class PeerConnectionIdSet
     /// <summary>True when RETIRE_CONNECTION_ID frames are owed.</summary>
     public bool HasPendingRetirement => _toRetire.Count > 0;
 
-    public bool TryDequeueRetirement(out ulong sequence) => _toRetire.TryDequeue(out sequence);
+    /// <summary>Takes a RETIRE_CONNECTION_ID frame owed, to send now; it counts as in flight until acknowledged or lost.</summary>
+    public bool TryDequeueRetirement(out ulong sequence)
+    {
+        if (!_toRetire.TryDequeue(out sequence)) return false;
+        _retirementsInFlight++;
+        return true;
+    }
 
     /// <summary>A packet carrying RETIRE_CONNECTION_ID was lost: owe it again.</summary>
-    public void OnRetirementLost(ulong sequence) => _toRetire.Enqueue(sequence);
+    public void OnRetirementLost(ulong sequence)
+    {
+        if (_retirementsInFlight > 0) _retirementsInFlight--;
+        _toRetire.Enqueue(sequence);
+    }
+
+    /// <summary>A packet carrying RETIRE_CONNECTION_ID was acknowledged: that retirement is done.</summary>
+    public void OnRetirementAcked()
+    {
+        if (_retirementsInFlight > 0) _retirementsInFlight--;
+    }
+
+    /// <summary>Retired IDs whose RETIRE_CONNECTION_ID frames are owed or sent and not acknowledged yet (§5.1.2).</summary>
+    public int UnacknowledgedRetirements => _toRetire.Count + _retirementsInFlight;
+
+    /// <summary>
+    /// How many <see cref="UnacknowledgedRetirements"/> we tolerate: four times our active_connection_id_limit, above the
+    /// "at least twice" RFC 9000 §5.1.2 asks for; beyond it the connection closes with CONNECTION_ID_LIMIT_ERROR.
+    /// </summary>
+    public int MaxUnacknowledgedRetirements => 4 * _localLimit;
 
     /// <summary>True when <paramref name="datagramTail"/> (a datagram's last 16 bytes) is a reset token of an ID we hold (§10.3.1).</summary>
     public bool IsStatelessReset(ReadOnlySpan<byte> datagramTail)

@@ -122,6 +122,11 @@ public class OptionsValidationTests
         using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         using X509Certificate2 cert = new CertificateRequest("CN=localhost", key, HashAlgorithmName.SHA256).CreateSelfSigned(DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddDays(1));
         o.ServerAuthenticationOptions.ServerCertificate = cert;
+        // As msquic: the server connection's ALPN list is mandatory.
+        Assert.StartsWith("'SslApplicationProtocol' must be specified", Assert.Throws<ArgumentException>(() => o.Validate("options")).Message);
+        o.ServerAuthenticationOptions.ApplicationProtocols = new List<SslApplicationProtocol>();
+        Assert.Throws<ArgumentException>(() => o.Validate("options"));
+        o.ServerAuthenticationOptions.ApplicationProtocols.Add(new SslApplicationProtocol("test"));
         o.Validate("options");
     }
 

@@ -126,5 +126,43 @@ public class PeerConnectionIdSetTests
     }
 
     [Fact]
+    public void RetirementsSentButNeverAcknowledgedCountTowardTheBound()
+    {
+        PeerConnectionIdSet set = Create(limit: 2);
+        TransportErrorCode last = TransportErrorCode.NoError;
+        ulong i = 1;
+        // One retirement a frame, each RETIRE_CONNECTION_ID sent at once and never acknowledged (CVE-2024-22189).
+        for (; i < 50 && last == TransportErrorCode.NoError; i++)
+        {
+            last = set.OnNewConnectionId(i, i, Cid((byte)i), Token((byte)i), out _);
+            while (set.TryDequeueRetirement(out _)) { }
+        }
+        Assert.Equal(TransportErrorCode.ConnectionIdLimitError, last);
+        Assert.Equal(set.MaxUnacknowledgedRetirements + 1, set.UnacknowledgedRetirements);
+    }
+
+    [Fact]
+    public void AcknowledgedRetirementsFreeTheBound()
+    {
+        PeerConnectionIdSet set = Create(limit: 2);
+        for (ulong i = 1; i < 200; i++)
+        {
+            Assert.Equal(TransportErrorCode.NoError, set.OnNewConnectionId(i, i, Cid((byte)i), Token((byte)i), out _));
+            while (set.TryDequeueRetirement(out ulong s))
+            {
+                if (s % 2 == 0) set.OnRetirementAcked();
+                else
+                {
+                    set.OnRetirementLost(s); // owed again, then sent and acknowledged
+                    Assert.True(set.TryDequeueRetirement(out ulong again));
+                    Assert.Equal(s, again);
+                    set.OnRetirementAcked();
+                }
+            }
+            Assert.Equal(0, set.UnacknowledgedRetirements);
+        }
+    }
+
+    [Fact]
     public void LimitBelowTwoIsRejected() => Assert.Throws<ArgumentOutOfRangeException>(() => new PeerConnectionIdSet(1));
 }

@@ -95,7 +95,8 @@ internal static class InteropEndpointRunner
             log.WriteLine($"timed out after {config.Timeout.TotalSeconds:0} s");
             return InteropExitCode.Failure;
         }
-        catch (Exception e) when (e is IOException or PlatformNotSupportedException or System.Security.Authentication.AuthenticationException or Http3ProtocolException)
+        catch (Exception e) when (e is IOException or PlatformNotSupportedException or System.Security.Authentication.AuthenticationException or Http3ProtocolException
+            or System.Net.Sockets.SocketException)
         {
             log.WriteLine($"connection failed: {e.GetType().Name}: {e.Message}");
             return InteropExitCode.Failure;

@@ -4,17 +4,22 @@ using System.Net.Quic.Managed;
 
 namespace QuicManaged.Tools.QuicPerf.Transport;
 
-/// <summary>Server and clients on this repository's QUIC through its public API, pinned to the managed provider
-/// (per instance, so DOTNET_SYSTEM_NET_QUIC_PROVIDER or the AppContext switch cannot relabel a run).</summary>
+/// <summary>Server and clients on this repository's QUIC through its public API, on one provider chosen per instance
+/// (QuicPerf resolves it once, from --provider or else the library's own selection, so the label always matches).</summary>
 public sealed class ManagedQuicTransport : PerfTransport
 {
+    public ManagedQuicTransport(QuicProvider provider) => Provider = provider;
+
+    /// <summary>The library provider both ends run on.</summary>
+    public QuicProvider Provider { get; }
+
     private readonly CancellationTokenSource _stop = new();
     private readonly ConcurrentDictionary<QuicConnection, byte> _serverConnections = new();
     private PerfTransportOptions _options = null!;
     private QuicListener? _listener;
     private Task _acceptLoop = Task.CompletedTask;
 
-    public override PerfTransportKind Kind => PerfTransportKind.Managed;
+    public override PerfTransportKind Kind => PerfTransport.FromLibraryProvider(Provider);
 
     public override bool MultiplexesStreams => true;
 
@@ -31,7 +36,7 @@ public sealed class ManagedQuicTransport : PerfTransport
             ApplicationProtocols = new List<System.Net.Security.SslApplicationProtocol> { PerfTransportOptions.Alpn },
             ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(CreateServerOptions()),
         };
-        _listener = await QuicListener.ListenAsync(listenerOptions, QuicProvider.Managed, cancellationToken).ConfigureAwait(false);
+        _listener = await QuicListener.ListenAsync(listenerOptions, Provider, cancellationToken).ConfigureAwait(false);
         _acceptLoop = AcceptLoopAsync(_listener, _stop.Token);
     }
 
@@ -66,7 +71,7 @@ public sealed class ManagedQuicTransport : PerfTransport
         }
         catch (Exception e)
         {
-            Console.Error.WriteLine($"managed server: accept failed: {e.GetType().Name}: {e.Message}");
+            Console.Error.WriteLine($"{PerfTransport.DisplayName(Kind)} server: accept failed: {e.GetType().Name}: {e.Message}");
         }
     }
 
@@ -110,7 +115,7 @@ public sealed class ManagedQuicTransport : PerfTransport
                 UnidirectionalStream = _options.StreamReceiveWindow,
             },
         };
-        QuicConnection connection = await QuicConnection.ConnectAsync(options, QuicProvider.Managed, cancellationToken).ConfigureAwait(false);
+        QuicConnection connection = await QuicConnection.ConnectAsync(options, Provider, cancellationToken).ConfigureAwait(false);
         return new ManagedQuicClientConnection(connection);
     }
 

@@ -28,10 +28,15 @@ public abstract class PerfTransport : IAsyncDisposable
 
     public abstract ValueTask DisposeAsync();
 
+    /// <summary>The transport for a provider of this library: how the library's own selection maps onto QuicPerf.</summary>
+    public static PerfTransportKind FromLibraryProvider(System.Net.Quic.Managed.QuicProvider provider)
+        => provider == System.Net.Quic.Managed.QuicProvider.MsQuic ? PerfTransportKind.LibraryMsQuic : PerfTransportKind.Managed;
+
     public static string DisplayName(PerfTransportKind kind) => kind switch
     {
         PerfTransportKind.Managed => "managed",
-        PerfTransportKind.MsQuic => "msquic",
+        PerfTransportKind.MsQuic => "msquic-direct",
+        PerfTransportKind.LibraryMsQuic => "msquic",
         _ => "tcp-tls",
     };
 
@@ -50,6 +55,14 @@ public abstract class PerfTransport : IAsyncDisposable
                 return false;
             case PerfTransportKind.MsQuic:
                 return MsQuicTransport.IsAvailable(out reason);
+            case PerfTransportKind.LibraryMsQuic:
+                if (System.Net.Quic.Managed.QuicConnection.IsProviderSupported(System.Net.Quic.Managed.QuicProvider.MsQuic))
+                {
+                    reason = "";
+                    return true;
+                }
+                reason = System.Net.Quic.Managed.QuicProviderSelection.NotSupported(System.Net.Quic.Managed.QuicProvider.MsQuic).Message;
+                return false;
             default:
                 reason = "";
                 return true;
@@ -58,7 +71,8 @@ public abstract class PerfTransport : IAsyncDisposable
 
     public static PerfTransport Create(PerfTransportKind kind) => kind switch
     {
-        PerfTransportKind.Managed => new ManagedQuicTransport(),
+        PerfTransportKind.Managed => new ManagedQuicTransport(System.Net.Quic.Managed.QuicProvider.Managed),
+        PerfTransportKind.LibraryMsQuic => new ManagedQuicTransport(System.Net.Quic.Managed.QuicProvider.MsQuic),
         PerfTransportKind.MsQuic => new MsQuicTransport(),
         _ => new TcpTlsTransport(),
     };

@@ -1,0 +1,49 @@
+using QuicManaged.Tools.QuicPerf;
+using QuicManaged.Tools.QuicPerf.Transport;
+
+namespace System.Net.Quic.Managed.Tests.Tools;
+
+/// <summary>QuicPerf picks its provider through the library's selection: --provider, else the library's default.</summary>
+public class QuicPerfProviderTests
+{
+    [Fact]
+    public void WithoutProviderTheLibrarysDefaultDecides()
+    {
+        // What DOTNET_SYSTEM_NET_QUIC_PROVIDER=msquic (or the AppContext switch) makes the library's default.
+        Assert.True(PerfOptions.TryParse(Array.Empty<string>(), QuicProvider.MsQuic, out PerfOptions options, out _));
+        Assert.Equal(PerfTransportKind.LibraryMsQuic, options.Provider);
+        Assert.True(PerfOptions.TryParse(Array.Empty<string>(), QuicProvider.Managed, out options, out _));
+        Assert.Equal(PerfTransportKind.Managed, options.Provider);
+        // The one-argument overload asks the library (this test process has neither the variable nor the switch).
+        Assert.True(PerfOptions.TryParse(Array.Empty<string>(), out options, out _));
+        Assert.Equal(PerfTransport.FromLibraryProvider(QuicProviderSelection.Default), options.Provider);
+    }
+
+    [Fact]
+    public void ExplicitProviderWinsOverTheLibrarysDefault()
+    {
+        Assert.True(PerfOptions.TryParse(new[] { "--provider", "managed" }, QuicProvider.MsQuic, out PerfOptions options, out _));
+        Assert.Equal(PerfTransportKind.Managed, options.Provider);
+        Assert.True(PerfOptions.TryParse(new[] { "--provider", "tcp-tls" }, QuicProvider.MsQuic, out options, out _));
+        Assert.Equal(PerfTransportKind.TcpTls, options.Provider);
+    }
+
+    [Fact]
+    public async Task ProviderMsQuicGoesThroughTheLibrarysSwitch()
+    {
+        Assert.True(PerfOptions.TryParse(new[] { "--provider", "msquic" }, QuicProvider.Managed, out PerfOptions options, out _));
+        Assert.Equal(PerfTransportKind.LibraryMsQuic, options.Provider);
+        Assert.Equal("msquic", PerfTransport.DisplayName(options.Provider));
+        await using PerfTransport transport = PerfTransport.Create(options.Provider);
+        ManagedQuicTransport library = Assert.IsType<ManagedQuicTransport>(transport);
+        Assert.Equal(QuicProvider.MsQuic, library.Provider);
+        Assert.Equal(PerfTransportKind.LibraryMsQuic, library.Kind);
+        // Its availability is the library's answer for QuicProvider.MsQuic.
+        Assert.Equal(QuicConnection.IsProviderSupported(QuicProvider.MsQuic), PerfTransport.IsAvailable(options.Provider, out string reason));
+        Assert.Equal(QuicConnection.IsProviderSupported(QuicProvider.MsQuic), reason.Length == 0);
+
+        // The inbox System.Net.Quic, bypassing the library, stays available under its own name.
+        Assert.True(PerfOptions.TryParse(new[] { "--provider", "msquic-direct" }, QuicProvider.Managed, out options, out _));
+        Assert.Equal(PerfTransportKind.MsQuic, options.Provider);
+    }
+}
