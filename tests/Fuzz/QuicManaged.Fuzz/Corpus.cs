@@ -94,7 +94,7 @@ internal static class Corpus
         byte[] stream = Hex("0f00000568656c6c6f");       // STREAM 0, offset 0, length 5, FIN, "hello"
         byte[] uniStream = Hex("0a02036162630100");       // STREAM 2 (uni), LEN, "abc"; PING; PADDING
         byte[] control = Hex("1080ffffff11004400120a1a0102030405060708");
-        byte[] newCid = Hex("18020008a1a2a3a4a5a6a7a800112233445566778899aabbccddeeff");
+        byte[] newCid = Hex("18040108a1a2a3a4a5a6a7a800112233445566778899aabbccddeeff");
         Put("endpoint", "established-streams", Cat([1], Record(3, stream), Record(3, uniStream), Record(0x13, control), Record(3, newCid)));
         Put("endpoint", "established-migration", Cat([1], Record(7, Hex("1a010203040506070801")), Record(0x23, Hex("1c0a0600"))));
         Put("endpoint", "handshake-finish", Cat([0], Record(1, Hex("01")), Record(2, Hex("0600230500 20".Replace(" ", "") + new string('0', 64))),

@@ -93,6 +93,10 @@ internal static class EndpointTarget
             }
 
             if (!client.IsHandshakeComplete) throw new InvariantViolationException("the fake handshake completes on a lossless exchange");
+
+            // A real stream from the client, so the server holds stream state the fuzzed frames can collide with.
+            if (client.TryOpenStream(unidirectional: false, out long streamId)) client.WriteStream(streamId, "GET /"u8, fin: false);
+            Pump(s);
         }
 
         s.HandshakeKeys = Sealer.FakeKeys("c hs", s.Version);
@@ -147,9 +151,36 @@ internal static class EndpointTarget
         if (s.Client.NextTimeoutUs <= s.NowUs) s.Client.OnTimeout(s.NowUs);
     }
 
+    /// <summary>
+    /// The server application: accepts connections, reads every readable stream, and answers each finished
+    /// client-initiated bidirectional stream, as a request/response server does.
+    /// </summary>
+    private static void Serve(State s)
+    {
+        while (s.Server.TryAccept(out _))
+        {
+        }
+
+        foreach (Connection connection in s.Server.Connections)
+        {
+            for (int n = 0; n < 256 && connection.TryDequeueEvent(out ConnectionEvent e); n++)
+            {
+                if (e.Kind is not (ConnectionEventKind.StreamOpened or ConnectionEventKind.StreamReadable)) continue;
+                bool fin = false, reset = false;
+                for (int reads = 0; reads < 16; reads++)
+                {
+                    if (connection.ReadStream(e.StreamId, s.Packet, out fin, out reset, out _) == 0 || fin || reset) break;
+                }
+
+                if (fin && (e.StreamId & 2) == 0) connection.WriteStream(e.StreamId, "200"u8, fin: true);
+            }
+        }
+    }
+
     /// <summary>One exchange: the client's output to the server, the server's output to the client.</summary>
     private static void Pump(State s)
     {
+        Serve(s);
         Advance(s, 1_000);
         FromClient(s, learn: false);
         for (int n = 0; n < MaxRounds && s.Server.TrySend(s.Buffer, s.NowUs, out OutgoingDatagram datagram); n++)
