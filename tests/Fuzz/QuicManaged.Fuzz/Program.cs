@@ -51,7 +51,11 @@ internal static class Program
                 {
                     using var memory = new MemoryStream();
                     stream.CopyTo(memory);
-                    target(memory.ToArray());
+                    byte[] input = memory.ToArray();
+                    // SharpFuzz may read AFL's first input before AFL wrote it (an empty stdin): every execution must
+                    // still reach instrumented code, or afl-fuzz aborts its dry run with "No instrumentation detected".
+                    _ = System.Net.Quic.Managed.Wire.VariableLengthInteger.TryRead(input, out _, out _);
+                    target(input);
                 });
                 return 0;
             }
