@@ -8,7 +8,7 @@
 #
 # Prints one line per target: "PASS fuzz TARGET: N execs, M paths" or "FAIL fuzz TARGET: ...", then
 # "fuzz: N passed, N failed". Installs afl++ (apt) and the SharpFuzz.CommandLine dotnet tool when missing (root).
-# Env: FUZZ_SECONDS (per target), FUZZ_WORK (scratch, default artifacts/fuzz), FUZZ_TIMEOUT_MS (AFL -t, default 5000).
+# Env: FUZZ_SECONDS (per target), FUZZ_NO_BUILD=1 (replay: use the existing Release build), FUZZ_WORK (scratch, default artifacts/fuzz), FUZZ_TIMEOUT_MS (AFL -t, default 5000).
 # Findings stay in $FUZZ_WORK/out/TARGET/default/{crashes,hangs}; replay one with
 #   dotnet tests/Fuzz/QuicManaged.Fuzz/bin/Release/net10.0/QuicManaged.Fuzz.dll TARGET --replay FILE
 set -uo pipefail
@@ -25,9 +25,12 @@ if [ "${1:-}" = "--replay" ]; then replay=1; shift; fi
 targets=("$@")
 
 if [ "$replay" = 1 ]; then
-  # Uninstrumented build in the project's own bin/ (the one test.sh's solution build makes).
-  dotnet build "$project" -c Release -nologo -v q -clp:ErrorsOnly >/dev/null || { echo "FAIL fuzz-replay: build failed"; echo "fuzz-replay: 0 passed, 1 failed"; exit 1; }
+  # Uninstrumented build in the project's own bin/ (the one a Release build of QuicManaged.sln makes; FUZZ_NO_BUILD=1
+  # uses it as it is).
   dll="$fuzz/QuicManaged.Fuzz/bin/Release/net10.0/QuicManaged.Fuzz.dll"
+  if [ "${FUZZ_NO_BUILD:-0}" != 1 ] || [ ! -f "$dll" ]; then
+    dotnet build "$project" -c Release -nologo -v q -clp:ErrorsOnly >/dev/null || { echo "FAIL fuzz-replay: build failed"; echo "fuzz-replay: 0 passed, 1 failed"; exit 1; }
+  fi
   if [ ${#targets[@]} -eq 0 ]; then
     exec dotnet "$dll" --replay-all "$fuzz/corpus" "$fuzz/regressions"
   fi

@@ -101,7 +101,7 @@ internal static class Program
             catch (Exception e)
             {
                 failed++;
-                Console.WriteLine($"FAIL {name} {file}: {e}");
+                Console.WriteLine($"  crash in {name} on {file}: {e}");
             }
         }
 
