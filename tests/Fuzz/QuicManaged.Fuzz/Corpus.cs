@@ -77,6 +77,14 @@ internal static class Corpus
         }.Encode(w))));
         Put("tls", "6-certificate-request", Cat([6], Body(w => new CertificateRequest { SignatureAlgorithms = { 0x0804, 0x0403 } }.Encode(w))));
 
+        // ---- tls-server / tls-client ---- (records level(1) length(2) data: a real handshake's flights)
+        (byte[] clientFlight, byte[] serverFlight) = TlsEngineTargets.RecordHandshake();
+        Put("tls-server", "client-flight", clientFlight);
+        Put("tls-server", "rfc9001-a2-client-hello", Cat([0, 0, (byte)(clientCrypto.Length - 4)], clientCrypto[4..]));
+        Put("tls-client", "server-flight", serverFlight);
+        byte[] serverCrypto = Hex(Rfc9001Vectors.ServerPayload)[9..];
+        Put("tls-client", "rfc9001-a3-server-hello", Cat([0, 0, (byte)serverCrypto.Length], serverCrypto));
+
         // ---- token ---- (mode 0: raw token; 1: sealed Retry token; 2: sealed NEW_TOKEN; 0x80: validated from another address)
         byte[] fields = Cat(BigEndian(1_000_000), BigEndian(2_000_000), [8, 8], Hex("8394c8f03e515708f067a5502a4262b5"));
         Put("token", "raw", Cat([0], new byte[12 + 11 + 16]));

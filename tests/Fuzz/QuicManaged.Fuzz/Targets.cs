@@ -34,6 +34,8 @@ internal static class Targets
         ["token"] = Token,
         ["client-hello-peek"] = ClientHelloPeekTarget,
         ["endpoint"] = EndpointTarget.Run,
+        ["tls-server"] = TlsEngineTargets.Server,
+        ["tls-client"] = TlsEngineTargets.Client,
     };
 
     private static void Check(bool condition, string what)
