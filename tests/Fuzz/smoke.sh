@@ -94,7 +94,7 @@ for t in "${targets[@]}"; do
   elif [ "$crashes" -gt 0 ] || [ "$hangs" -gt 0 ]; then
     echo "FAIL fuzz $t: $crashes crashes, $hangs hangs in $execs execs (inputs in $d/crashes and $d/hangs)"
     # Show the exception: replay through the uninstrumented build (the instrumented one needs AFL's shared memory).
-    [ -f "$plain" ] || dotnet build "$project" -c Release -nologo -v q -clp:ErrorsOnly >/dev/null
+    dotnet build "$project" -c Release -nologo -v q -clp:ErrorsOnly >/dev/null
     for f in $(find "$d/crashes" -type f -name 'id:*' 2>/dev/null | head -n 3); do
       dotnet "$plain" "$t" --replay "$f" 2>&1 | head -n 8 | sed 's/^/    /'
     done
