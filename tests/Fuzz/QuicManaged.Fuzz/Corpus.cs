@@ -77,6 +77,14 @@ internal static class Corpus
         }.Encode(w))));
         Put("tls", "6-certificate-request", Cat([6], Body(w => new CertificateRequest { SignatureAlgorithms = { 0x0804, 0x0403 } }.Encode(w))));
 
+        // ---- endpoint-client ---- (records kind(1) length(2) body; the fuzzer plays the server)
+        Put("endpoint-client", "handshake-streams", ClientEndpointTarget.HandshakeSeed(
+            Hex("0b0101610f0000026f6b" + "0704aabbccdd" + "18010008a1a2a3a4a5a6a7a800112233445566778899aabbccddeeff")));
+        byte[] handshakeOnly = ClientEndpointTarget.HandshakeSeed(Hex("01"));
+        Put("endpoint-client", "handshake-then-close", Cat(handshakeOnly, Record(0x13, Hex("1c0a0600"))));
+        Put("endpoint-client", "retry", Record(0, RetryFor()));
+        Put("endpoint-client", "version-negotiation", Record(0, VersionNegotiationFor()));
+
         // ---- tls-server / tls-client ---- (records level(1) length(2) data: a real handshake's flights)
         (byte[] clientFlight, byte[] serverFlight) = TlsEngineTargets.RecordHandshake();
         Put("tls-server", "client-flight", clientFlight);
@@ -109,6 +117,27 @@ internal static class Corpus
             Record(3, stream)));
         Put("endpoint", "raw-datagrams", Cat([1], Record(0, Hex(Rfc9001Vectors.V1Retry)), Record(0, Hex("c0ff00000108" + "0102030405060708" + "00" + "0000")),
             Record(0x10, Hex(Rfc9001Vectors.V1ChaChaPacket))));
+    }
+
+    /// <summary>A Retry to the harness client (its connection IDs are deterministic), with a valid integrity tag.</summary>
+    private static byte[] RetryFor()
+    {
+        byte[] odcid = ClientEndpointTarget.LearnConnectionIds(out byte[] clientScid);
+        byte[] buffer = new byte[256];
+        var writer = new QuicWriter(buffer);
+        Check(RetryPacket.TryWriteWithoutTag(ref writer, QuicVersion.V1, clientScid, ClientEndpointTarget.ServerCid, "token"u8));
+        int length = writer.Position;
+        Check(RetryIntegrity.TryComputeTag(QuicVersion.V1, odcid, buffer.AsSpan(0, length), buffer.AsSpan(length, RetryPacket.IntegrityTagLength)));
+        return buffer[..(length + RetryPacket.IntegrityTagLength)];
+    }
+
+    private static byte[] VersionNegotiationFor()
+    {
+        byte[] odcid = ClientEndpointTarget.LearnConnectionIds(out byte[] clientScid);
+        byte[] buffer = new byte[256];
+        var writer = new QuicWriter(buffer);
+        Check(VersionNegotiationPacket.TryWrite(ref writer, clientScid, odcid, [0x1a2a3a4a, QuicVersion.V2], 0xc0));
+        return buffer[..writer.Position];
     }
 
     private static byte[] BigEndian(long value)

@@ -34,6 +34,7 @@ internal static class Targets
         ["token"] = Token,
         ["client-hello-peek"] = ClientHelloPeekTarget,
         ["endpoint"] = EndpointTarget.Run,
+        ["endpoint-client"] = ClientEndpointTarget.Run,
         ["tls-server"] = TlsEngineTargets.Server,
         ["tls-client"] = TlsEngineTargets.Client,
     };
