@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzz smoke test: QuicManaged's untrusted-input decoders and a server endpoint under AFL++, instrumented by SharpFuzz.
+# Fuzz smoke test: QuicManaged's untrusted inputs (decoders, the TLS engine, server and client endpoints) under AFL++,
+# with the library instrumented by SharpFuzz.
 #
 #   tests/Fuzz/smoke.sh [TARGET...]           every target (or the ones named) under afl-fuzz for FUZZ_SECONDS each
 #                                             (default 20), one at a time; exits non-zero if any crash or hang is found
