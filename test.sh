@@ -40,6 +40,14 @@ passed=$(count passed); failed=$(count failed); total=$(count total); executed=$
 skipped=$((total - executed))
 if [ "$unit_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; echo "test.sh: the test run failed outside any test (exit $unit_rc)"; fi
 
+# Fuzz targets (tests/Fuzz): every seed and every past crash replayed through its target without AFL (deterministic,
+# about a second); one PASS/FAIL line per target. The AFL++ smoke (tests/Fuzz/smoke.sh) and the long campaign
+# (tests/Fuzz/campaign.sh) run on demand: docs/RELIABILITY.md.
+FUZZ_NO_BUILD=1 tests/Fuzz/smoke.sh --replay > "$results/fuzz-replay.log" 2>&1
+grep -E '^(PASS|FAIL) ' "$results/fuzz-replay.log" | tee "$results/fuzz-replay.txt"
+if ! grep -q '^PASS ' "$results/fuzz-replay.txt"; then echo "FAIL fuzz-replay: ran no target ($(tail -n 2 "$results/fuzz-replay.log" | tr '\n' ' '))" | tee -a "$results/fuzz-replay.txt"; fi
+passed=$((passed + $(grep -c '^PASS ' "$results/fuzz-replay.txt"))); failed=$((failed + $(grep -c '^FAIL ' "$results/fuzz-replay.txt")))
+
 # The README's main job (QuicPerf) still runs: a short loopback transfer, and -s/-c as two processes.
 perf_dll=tools/QuicPerf/bin/Release/net10.0/QuicPerf.dll
 {
