@@ -48,6 +48,15 @@ grep -E '^(PASS|FAIL) ' "$results/fuzz-replay.log" | tee "$results/fuzz-replay.t
 if ! grep -q '^PASS ' "$results/fuzz-replay.txt"; then echo "FAIL fuzz-replay: ran no target ($(tail -n 2 "$results/fuzz-replay.log" | tr '\n' ' '))" | tee -a "$results/fuzz-replay.txt"; fi
 passed=$((passed + $(grep -c '^PASS ' "$results/fuzz-replay.txt"))); failed=$((failed + $(grep -c '^FAIL ' "$results/fuzz-replay.txt")))
 
+# AFL++ smoke: every fuzz target under afl-fuzz for a bounded time (10 s each here; FUZZ_SECONDS to change), failing on
+# any crash or hang. QUIC_SKIP_FUZZ_SMOKE=1 leaves it out (the replay above still runs).
+if [ "${QUIC_SKIP_FUZZ_SMOKE:-0}" != 1 ]; then
+  FUZZ_SECONDS="${FUZZ_SECONDS:-10}" tests/Fuzz/smoke.sh > "$results/fuzz-smoke.log" 2>&1
+  grep -E '^(PASS|FAIL) ' "$results/fuzz-smoke.log" | tee "$results/fuzz-smoke.txt"
+  if ! grep -q '^PASS ' "$results/fuzz-smoke.txt"; then echo "FAIL fuzz-smoke: ran no target ($(tail -n 2 "$results/fuzz-smoke.log" | tr '\n' ' '))" | tee -a "$results/fuzz-smoke.txt"; fi
+  passed=$((passed + $(grep -c '^PASS ' "$results/fuzz-smoke.txt"))); failed=$((failed + $(grep -c '^FAIL ' "$results/fuzz-smoke.txt")))
+fi
+
 # The README's main job (QuicPerf) still runs: a short loopback transfer, and -s/-c as two processes.
 perf_dll=tools/QuicPerf/bin/Release/net10.0/QuicPerf.dll
 {
