@@ -308,7 +308,8 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         Span<byte> token = stackalloc byte[StatelessResetToken.Length];
         _resetTokens.Generate(dcid).CopyTo(token);
         byte[] packet = new byte[length];
-        if (!StatelessReset.TryWrite(packet, token, _options.Random)) return;
+        _options.Random.Fill(packet.AsSpan(0, length - StatelessReset.TokenLength));
+        if (!StatelessReset.TryWrite(packet, token)) return;
         _stateless.Enqueue((packet, remote));
         StatelessResetsSent++;
     }

@@ -1,4 +1,3 @@
-using System.Net.Quic.Managed.Crypto;
 using System.Security.Cryptography;
 
 namespace System.Net.Quic.Managed.Wire;
@@ -29,16 +28,18 @@ internal static class StatelessReset
     public static bool TokenEquals(ReadOnlySpan<byte> candidate, ReadOnlySpan<byte> token) =>
         candidate.Length == TokenLength && token.Length == TokenLength && CryptographicOperations.FixedTimeEquals(candidate, token);
 
-    /// <summary>Fills <paramref name="destination"/> with a Stateless Reset: a short-header-looking first byte
-    /// (0b01 then random bits), unpredictable bytes, and the token at the end. RFC 9000 §10.3.</summary>
-    public static bool TryWrite(Span<byte> destination, ReadOnlySpan<byte> token, IRandomSource random)
+    /// <summary>
+    /// Turns <paramref name="destination"/>, which the caller has filled with unpredictable bytes (Wire holds no random
+    /// source), into a Stateless Reset: a short-header-looking first byte (0b01 then random bits), the random bytes, and
+    /// the token at the end. RFC 9000 §10.3.
+    /// </summary>
+    public static bool TryWrite(Span<byte> destination, ReadOnlySpan<byte> token)
     {
         if (destination.Length < MinimumLength || token.Length != TokenLength)
         {
             return false;
         }
 
-        random.Fill(destination.Slice(0, destination.Length - TokenLength));
         destination[0] = (byte)(PacketFirstByte.FixedBit | (destination[0] & 0x3f));
         token.CopyTo(destination.Slice(destination.Length - TokenLength));
         return true;

@@ -4,7 +4,7 @@ using System.Reflection;
 namespace System.Net.Quic.Managed.Tests.Architecture;
 
 /// <summary>
-/// DESIGN.md: "no type in the core namespaces may use Socket, Task, Thread, Timer, Stopwatch, DateTime,
+/// docs/ARCHITECTURE.md (the sans-IO contract): "no type in the core namespaces may use Socket, Task, Thread, Timer, Stopwatch, DateTime,
 /// TimeProvider, locks or environment variables". Time is a parameter; I/O lives in Io/ and Api/.
 /// </summary>
 public class SansIoBoundaryTests

@@ -305,7 +305,8 @@ public class PacketHeaderTests
     {
         byte[] token = Convert.FromHexString("00112233445566778899aabbccddeeff");
         byte[] datagram = new byte[43];
-        Assert.True(StatelessReset.TryWrite(datagram, token, new SeededRandomSource(5)));
+        new SeededRandomSource(5).Fill(datagram.AsSpan(0, 43 - StatelessReset.TokenLength));
+        Assert.True(StatelessReset.TryWrite(datagram, token));
         Assert.False(PacketFirstByte.IsLongHeader(datagram[0]));
         Assert.True(PacketFirstByte.HasFixedBit(datagram[0]));
         Assert.True(StatelessReset.TryGetTokenCandidate(datagram, out ReadOnlySpan<byte> candidate));
@@ -313,7 +314,7 @@ public class PacketHeaderTests
         Assert.False(StatelessReset.TokenEquals(candidate.Slice(1), token));
         Assert.False(StatelessReset.TryGetTokenCandidate(datagram.AsSpan(0, 20), out _));
         Assert.True(StatelessReset.TryGetTokenCandidate(datagram.AsSpan(0, 21), out _));
-        Assert.False(StatelessReset.TryWrite(new byte[20], token, new SeededRandomSource(5)));
+        Assert.False(StatelessReset.TryWrite(new byte[20], token));
     }
 
     private static void WriteLong(ref QuicWriter writer, PacketType type, ReadOnlySpan<byte> dcid, int payload)
