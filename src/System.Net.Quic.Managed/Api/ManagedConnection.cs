@@ -440,7 +440,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         if (!_handshake.Task.IsCompleted && _handshake.TrySetException(handshakeException ?? exception)) _ = _handshake.Task.Exception;
         if (!_connected.Task.IsCompleted && _connected.TrySetException(handshakeException ?? exception)) _ = _connected.Task.Exception;
         _inbound.Writer.TryComplete(exception);
-        while (_pendingOpens.TryDequeue(out OpenStreamRequest? open)) open.Fail(exception);
+        while (_pendingOpens.TryDequeue(out OpenStreamRequest? open)) open.Fail(OpenFailure(exception));
         foreach (ManagedStream stream in _streams.Values) stream.OnConnectionEnded(exception);
         _streams.Clear();
         if (!_handshakeDone) _listener?.OnHandshakeFailed(this);
@@ -466,11 +466,15 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         if (request.Task.IsCompleted) return;
         if (_ended)
         {
-            request.Fail(_endException!);
+            request.Fail(OpenFailure(_endException!));
             return;
         }
         if (_pendingOpens.Count > 0 || !TryOpen(request)) _pendingOpens.Enqueue(request);
     }
+
+    /// <summary>As System.Net.Quic: an open pending when the app disposed the connection fails with ObjectDisposedException.</summary>
+    private Exception OpenFailure(Exception ended)
+        => Volatile.Read(ref _disposed) != 0 ? new ObjectDisposedException(nameof(QuicConnection)) : ended;
 
     private void RetryOpens()
     {
@@ -524,7 +528,11 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     public override async ValueTask CloseAsync(long errorCode, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
-        await CloseCoreAsync(errorCode).WaitAsync(cancellationToken).ConfigureAwait(false);
+        Task close = CloseCoreAsync(errorCode);
+        // As System.Net.Quic over msquic: the connection is closed all the same, but a token already cancelled always
+        // ends the call with OperationCanceledException (not only when the close did not complete first).
+        cancellationToken.ThrowIfCancellationRequested();
+        await close.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
     private Task CloseCoreAsync(long errorCode)
