@@ -20,8 +20,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     private readonly TaskCompletionSource _readsClosed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _writesClosed = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-    // Receive side shared by the driver and the reader, guarded by _receiveLock.
-    private readonly object _receiveLock = new();
+    // Receive side shared by the driver and the reader, guarded by lock (_received).
     private readonly StreamReceiveQueue _received = new();
     private StreamReadRequest? _waiter;
     private bool _finReceived;          // every byte up to FIN is in _received (or was consumed)
@@ -106,7 +105,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         bool finished = false;
         bool faultReads = false;
         bool report;
-        lock (_receiveLock)
+        lock (_received)
         {
             if (_readFailure != ReadFailure.None)
             {
@@ -118,7 +117,11 @@ internal sealed class ManagedStream : QuicStreamImpl
                 n = _received.CopyTo(buffer.Span);
                 _unreportedCredit += n;
                 finished = _received.IsEmpty && _finReceived && !_readsDone;
-                if (finished) _readsDone = true;
+                if (finished)
+                {
+                    _readsDone = true;
+                    _received.Clear(); // gives the spare chunk back
+                }
             }
             else if (_finReceived)
             {
@@ -129,6 +132,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             {
                 failure = ended;
                 faultReads = true;
+                _received.Clear();
             }
             else
             {
@@ -180,7 +184,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     private void ReportCredit()
     {
         long bytes;
-        lock (_receiveLock)
+        lock (_received)
         {
             bytes = _unreportedCredit;
             _unreportedCredit = 0;
@@ -212,7 +216,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         bool reset = false;
         bool finished = false;
         long release;
-        lock (_receiveLock)
+        lock (_received)
         {
             if (_readFailure != ReadFailure.None) return; // aborted: the core discards it once the abort reaches it
             _creditThreshold = Math.Max(1, Core.GetStreamReceiveWindow(Id) / 4);
@@ -271,6 +275,7 @@ internal sealed class ManagedStream : QuicStreamImpl
                 {
                     _readsDone = true;
                     finished = true;
+                    _received.Clear(); // gives the spare chunk back
                 }
             }
         }
@@ -289,7 +294,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// <summary>Any thread: a pending read's token was cancelled; like System.Net.Quic, the read side is aborted.</summary>
     public void CancelRead(StreamReadRequest request, CancellationToken token)
     {
-        lock (_receiveLock)
+        lock (_received)
         {
             if (_waiter != request) return; // completed meanwhile
             _waiter = null;
@@ -306,7 +311,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     private void AbortRead(ulong code, bool disposing)
     {
         StreamReadRequest? waiter;
-        lock (_receiveLock)
+        lock (_received)
         {
             if (_readFailure != ReadFailure.None || _readsDone) return;
             _readFailure = ReadFailure.Aborted;
@@ -528,12 +533,13 @@ internal sealed class ManagedStream : QuicStreamImpl
         _ended = true;
         StreamReadRequest? waiter;
         bool faultReads;
-        lock (_receiveLock)
+        lock (_received)
         {
             _connectionFailure = exception;
             waiter = _waiter;
             _waiter = null;
             faultReads = _received.IsEmpty && !_finReceived;
+            if (_received.IsEmpty) _received.Clear();
         }
         waiter?.Fail(exception);
         if (faultReads) Fault(_readsClosed, exception);

@@ -5,8 +5,9 @@ namespace System.Net.Quic.Managed;
 /// <summary>
 /// A stream's received bytes between the driver thread (which moves them out of the core) and ReadAsync (which
 /// copies them out on the caller's thread), as System.Net.Quic's ReceiveBuffers: a FIFO of fixed-size chunks rented
-/// from <see cref="ArrayPool{T}"/> and returned as soon as they are drained, so a stream that is read as fast as data
-/// comes holds at most one chunk and steady-state reads allocate nothing. Its size is bounded by the stream's receive
+/// from <see cref="ArrayPool{T}"/> and returned as soon as they are drained, except the last one, kept for the next
+/// data until <see cref="Clear"/> (the end of the read side): a stream read as fast as data comes reuses one chunk
+/// without pool traffic, and steady-state reads allocate nothing. Its size is bounded by the stream's receive
 /// window (the core's flow control: bytes here keep their credit until the application consumed them). Not
 /// thread-safe: the owner serializes access with its lock.
 /// </summary>
@@ -15,7 +16,8 @@ internal sealed class StreamReceiveQueue
     public const int ChunkSize = 16 * 1024;
 
     // A ring of chunk references: _chunks[(_first + i) % length] for i in [0, _count).
-    private byte[]?[] _chunks = new byte[]?[4];
+    private byte[]?[] _chunks = Array.Empty<byte[]?>();
+    private byte[]? _spare;
     private int _first;
     private int _count;
     private int _readOffset;  // in the first chunk
@@ -32,7 +34,8 @@ internal sealed class StreamReceiveQueue
         if (_count == 0 || _writeOffset == ChunkSize)
         {
             if (_count == _chunks.Length) Grow();
-            _chunks[(_first + _count) % _chunks.Length] = ArrayPool<byte>.Shared.Rent(ChunkSize);
+            _chunks[(_first + _count) % _chunks.Length] = _spare ?? ArrayPool<byte>.Shared.Rent(ChunkSize);
+            _spare = null;
             _count++;
             _writeOffset = 0;
         }
@@ -44,7 +47,7 @@ internal sealed class StreamReceiveQueue
     {
         _writeOffset += bytes;
         Length += bytes;
-        if (Length == 0) Clear(); // a chunk rented for nothing goes back
+        if (Length == 0) Drop(); // a chunk taken for nothing becomes the spare again
     }
 
     /// <summary>Copies (and removes) up to <paramref name="destination"/>.Length bytes; returns how many.</summary>
@@ -60,21 +63,30 @@ internal sealed class StreamReceiveQueue
             copied += n;
             _readOffset += n;
             Length -= n;
-            if (_readOffset == end && (_count > 1 || Length == 0)) ReturnFirst();
+            if (_readOffset == end && (_count > 1 || Length == 0)) RemoveFirst();
         }
         return copied;
     }
 
-    /// <summary>Drops everything buffered (the read side was aborted or reset) and returns the chunks.</summary>
+    /// <summary>Drops everything buffered (the read side ended, was aborted or reset) and returns every chunk.</summary>
     public void Clear()
     {
-        while (_count > 0) ReturnFirst();
+        Drop();
+        if (_spare is { } spare) ArrayPool<byte>.Shared.Return(spare);
+        _spare = null;
+    }
+
+    private void Drop()
+    {
+        while (_count > 0) RemoveFirst();
         Length = 0;
     }
 
-    private void ReturnFirst()
+    private void RemoveFirst()
     {
-        ArrayPool<byte>.Shared.Return(_chunks[_first]!);
+        byte[] chunk = _chunks[_first]!;
+        if (_spare is null) _spare = chunk;
+        else ArrayPool<byte>.Shared.Return(chunk);
         _chunks[_first] = null;
         _first = (_first + 1) % _chunks.Length;
         _count--;
@@ -88,7 +100,7 @@ internal sealed class StreamReceiveQueue
 
     private void Grow()
     {
-        var larger = new byte[]?[_chunks.Length * 2];
+        var larger = new byte[]?[Math.Max(4, _chunks.Length * 2)];
         for (int i = 0; i < _count; i++) larger[i] = _chunks[(_first + i) % _chunks.Length];
         _chunks = larger;
         _first = 0;

@@ -81,10 +81,7 @@ public class StreamConformanceTests
         await using (inbound)
         {
             using var cts = new CancellationTokenSource();
-            // The server reads nothing: far more than its windows and any send buffer.
-            ValueTask write = outbound.WriteAsync(new byte[32 * 1024 * 1024], cts.Token);
-            await Task.Delay(300, ct);
-            Assert.False(write.IsCompleted);
+            Task write = await StartBlockedWriteAsync(outbound, cts.Token, ct);
             cts.Cancel();
             await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await write);
             QuicException next = await Assert.ThrowsAsync<QuicException>(async () => await outbound.WriteAsync(new byte[10], ct));
@@ -94,6 +91,23 @@ public class StreamConformanceTests
             Assert.Equal(0x0C, peer.ApplicationErrorCode);
         }
     });
+
+    /// <summary>
+    /// Writes 1 MiB at a time (the peer reads nothing) until a write stays pending: blocked on flow control and the send
+    /// buffer (msquic completes a write once it buffered it, so a single large write may not block). Returns that
+    /// pending write.
+    /// </summary>
+    private static async Task<Task> StartBlockedWriteAsync(QuicStream stream, CancellationToken token, CancellationToken ct)
+    {
+        byte[] chunk = new byte[1024 * 1024];
+        for (int i = 0; i < 256; i++)
+        {
+            Task write = stream.WriteAsync(chunk, token).AsTask();
+            if (await Task.WhenAny(write, Task.Delay(200, ct)) != write) return write;
+            await write;
+        }
+        throw new Xunit.Sdk.XunitException("256 MiB were written without the peer reading: writes never blocked");
+    }
 
     [SkippableTheory]
     [MemberData(nameof(Providers))]
@@ -306,7 +320,7 @@ public class StreamConformanceTests
                     break;
                 case "write":
                     (stream, _) = await OpenPairAsync(client, server, ct);
-                    pending = stream.WriteAsync(new byte[32 * 1024 * 1024], cts.Token).AsTask();
+                    pending = await StartBlockedWriteAsync(stream, cts.Token, ct);
                     break;
                 case "accept":
                     pending = client.AcceptInboundStreamAsync(cts.Token).AsTask();
@@ -330,7 +344,9 @@ public class StreamConformanceTests
             await trigger;
             if (ending == "cancel") Assert.IsAssignableFrom<OperationCanceledException>(e);
             else Assert.IsType<QuicException>(e);
-            Assert.True(elapsed < TimeSpan.FromMilliseconds(100), $"{call} ended after {elapsed.TotalMilliseconds:F1} ms ({e.GetType().Name})");
+            // The requirement is on the managed provider; msquic (the reference) was seen at 118 ms once on a loaded machine.
+            TimeSpan bound = TimeSpan.FromMilliseconds(provider == "managed" ? 100 : 500);
+            Assert.True(elapsed < bound, $"{call} ended after {elapsed.TotalMilliseconds:F1} ms ({e.GetType().Name})");
         }
         finally
         {
