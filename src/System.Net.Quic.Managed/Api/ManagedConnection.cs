@@ -48,6 +48,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     // Written on the driver thread, read anywhere.
     private volatile Exception? _endException;
     private volatile bool _detached;
+    private volatile bool _closeCompleted;
     private int _disposed;
     private int _hostReleased;
     private IPEndPoint _localEndPoint;
@@ -232,6 +233,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         if (_closeWaiters.Count > 0)
         {
             // The close was posted in this step's work and flushed before this hook ran.
+            _closeCompleted = true;
             foreach (TaskCompletionSource waiter in _closeWaiters) waiter.TrySetResult();
             _closeWaiters.Clear();
         }
@@ -528,10 +530,12 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     public override async ValueTask CloseAsync(long errorCode, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
+        bool over = _closeCompleted || _endException is not null;
         Task close = CloseCoreAsync(errorCode);
-        // As System.Net.Quic over msquic: the connection is closed all the same, but a token already cancelled always
-        // ends the call with OperationCanceledException (not only when the close did not complete first).
-        cancellationToken.ThrowIfCancellationRequested();
+        // As System.Net.Quic over msquic: the connection is closed all the same, but a token already cancelled ends the
+        // call with OperationCanceledException (not only when the close did not complete first), unless an earlier
+        // close already completed or the connection is over: then nothing is waited for and the token is not looked at.
+        if (!over) cancellationToken.ThrowIfCancellationRequested();
         await close.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
