@@ -530,12 +530,13 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     public override async ValueTask CloseAsync(long errorCode, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
-        bool over = _closeCompleted || _endException is not null;
+        // As System.Net.Quic over msquic: once an earlier close completed or the connection is over, nothing is left
+        // to do or wait for and the token is not looked at. Otherwise the connection is closed all the same, but a
+        // token already cancelled always ends the call with OperationCanceledException (not only when the close did
+        // not complete first).
+        if (_closeCompleted || _endException is not null) return;
         Task close = CloseCoreAsync(errorCode);
-        // As System.Net.Quic over msquic: the connection is closed all the same, but a token already cancelled ends the
-        // call with OperationCanceledException (not only when the close did not complete first), unless an earlier
-        // close already completed or the connection is over: then nothing is waited for and the token is not looked at.
-        if (!over) cancellationToken.ThrowIfCancellationRequested();
+        cancellationToken.ThrowIfCancellationRequested();
         await close.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
