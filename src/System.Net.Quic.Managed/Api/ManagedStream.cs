@@ -127,6 +127,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             {
                 finished = !_readsDone;
                 _readsDone = true;
+                _received.Clear(); // gives the spare chunk back
             }
             else if (_connectionFailure is { } ended)
             {
