@@ -51,6 +51,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     // fails and ConnectAsync / the listener's accept throw it, as System.Net.Quic does.
     private Exception? _callbackFailure;
     private volatile bool _detached;
+    private volatile bool _closeCompleted;
     private int _disposed;
     private int _hostReleased;
     private IPEndPoint _localEndPoint;
@@ -245,6 +246,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         if (_closeWaiters.Count > 0)
         {
             // The close was posted in this step's work and flushed before this hook ran.
+            _closeCompleted = true;
             foreach (TaskCompletionSource waiter in _closeWaiters) waiter.TrySetResult();
             _closeWaiters.Clear();
         }
@@ -466,7 +468,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         if (!_handshake.Task.IsCompleted && _handshake.TrySetException(failure)) _ = _handshake.Task.Exception;
         if (!_connected.Task.IsCompleted && _connected.TrySetException(failure)) _ = _connected.Task.Exception;
         _inbound.Writer.TryComplete(exception);
-        while (_pendingOpens.TryDequeue(out OpenStreamRequest? open)) open.Fail(exception);
+        while (_pendingOpens.TryDequeue(out OpenStreamRequest? open)) open.Fail(OpenFailure(exception));
         foreach (ManagedStream stream in _streams.Values) stream.OnConnectionEnded(exception);
         _streams.Clear();
         if (!_handshakeDone) _listener?.OnHandshakeFailed(this, failure);
@@ -492,11 +494,15 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         if (request.Task.IsCompleted) return;
         if (_ended)
         {
-            request.Fail(_endException!);
+            request.Fail(OpenFailure(_endException!));
             return;
         }
         if (_pendingOpens.Count > 0 || !TryOpen(request)) _pendingOpens.Enqueue(request);
     }
+
+    /// <summary>As System.Net.Quic: an open pending when the app disposed the connection fails with ObjectDisposedException.</summary>
+    private Exception OpenFailure(Exception ended)
+        => Volatile.Read(ref _disposed) != 0 ? new ObjectDisposedException(nameof(QuicConnection)) : ended;
 
     private void RetryOpens()
     {
@@ -550,7 +556,14 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     public override async ValueTask CloseAsync(long errorCode, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
-        await CloseCoreAsync(errorCode).WaitAsync(cancellationToken).ConfigureAwait(false);
+        // As System.Net.Quic over msquic: once an earlier close completed or the connection is over, nothing is left
+        // to do or wait for and the token is not looked at. Otherwise the connection is closed all the same, but a
+        // token already cancelled always ends the call with OperationCanceledException (not only when the close did
+        // not complete first).
+        if (_closeCompleted || _endException is not null) return;
+        Task close = CloseCoreAsync(errorCode);
+        cancellationToken.ThrowIfCancellationRequested();
+        await close.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
     private Task CloseCoreAsync(long errorCode)

@@ -5,10 +5,12 @@ using System.Threading.Tasks;
 namespace System.Net.Quic.Managed;
 
 /// <summary>
-/// A public <see cref="QuicStream"/> over one core stream. Reads and writes are requests completed on the driver
-/// thread (one of each at a time, as in System.Net.Quic); aborts take effect for the app at once and reach the core
-/// through the driver. Cancelling a pending read or write aborts that direction with the connection's
-/// DefaultStreamErrorCode, as System.Net.Quic does.
+/// A public <see cref="QuicStream"/> over one core stream. As System.Net.Quic's ReceiveBuffers, the driver thread
+/// moves received bytes into a per-stream buffer (bounded by the stream's receive window: they keep their credit until
+/// consumed) and ReadAsync drains it on the caller's thread, completing synchronously when data or FIN is there; only
+/// an empty buffer makes it wait. Credit goes back to the core in coalesced reports. Writes are requests completed on
+/// the driver thread (one at a time). Cancelling a read or write (a token already cancelled included, unless that side
+/// is over) aborts that direction with the connection's DefaultStreamErrorCode, as System.Net.Quic does.
 /// </summary>
 internal sealed class ManagedStream : QuicStreamImpl
 {
@@ -18,22 +20,32 @@ internal sealed class ManagedStream : QuicStreamImpl
     private readonly TaskCompletionSource _readsClosed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _writesClosed = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
+    // Receive side shared by the driver and the reader, guarded by lock (_received).
+    private readonly StreamReceiveQueue _received = new();
+    private StreamReadRequest? _waiter;
+    private bool _finReceived;          // every byte up to FIN is in _received (or was consumed)
+    private bool _readsDone;            // the end was seen by the application: ReadsClosed completed
+    private ReadFailure _readFailure;   // reads fail at once (buffered data dropped)
+    private Exception? _connectionFailure; // reads fail once the buffer is drained
+    private long _unreportedCredit;     // bytes consumed whose credit the core has not got back yet
+    private long _creditThreshold = 1;
+    private bool _creditReportPosted;
+    private CreditReport? _creditReport;
+
     // Driver thread only.
-    private StreamReadRequest? _pendingRead;
     private StreamWriteRequest? _pendingWrite;
-    private bool _readFinished;
+    private bool _finMoved;
+    private bool _readAbortedOnDriver;
+    private bool _resetSeen;
+    private ulong _peerResetCode;
     private bool _finWritten;
     private bool _finRequested;
-    private ulong? _peerResetCode;
     private ulong? _peerStopSendingCode;
     private bool _ended;
 
-    // Set on the driver thread when the connection ends; read anywhere (reads are served from it without the driver).
-    private volatile EndedStreamReads? _endedReads;
-
     // App-visible.
-    private volatile bool _readAborted;
     private volatile bool _writeAborted;
+    private volatile bool _writeAbortRequested;
     private volatile bool _writesCompleted;
     private int _disposed;
     private int _readInProgress;
@@ -79,124 +91,254 @@ internal sealed class ManagedStream : QuicStreamImpl
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, typeof(QuicStream));
         if (!_canReadDirection) throw new InvalidOperationException("Reading is not allowed on a unidirectional stream opened locally.");
-        if (cancellationToken.IsCancellationRequested) return ValueTask.FromCanceled<int>(cancellationToken);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            // As System.Net.Quic: a read side already over only throws; otherwise it is aborted (STOP_SENDING with
+            // DefaultStreamErrorCode) as when a pending read is cancelled.
+            if (!_readsClosed.Task.IsCompleted) AbortRead((ulong)Math.Max(0, _connection.DefaultStreamErrorCode), disposing: false);
+            return ValueTask.FromCanceled<int>(cancellationToken);
+        }
         if (Interlocked.Exchange(ref _readInProgress, 1) != 0) throw new InvalidOperationException("A read is already in progress on this stream.");
-        if (_readAborted)
-        {
-            Volatile.Write(ref _readInProgress, 0);
-            return ValueTask.FromException<int>(QuicExceptionFactory.OperationAborted("Reading was aborted on this stream."));
-        }
-        if (_endedReads is { } rest && !_readAborted)
-        {
-            // The connection ended: what arrived before its end is read here, without the driver (which may be gone).
-            int n = buffer.IsEmpty ? 0 : ReadAfterEnd(rest, buffer.Span);
-            Volatile.Write(ref _readInProgress, 0);
-            return n >= 0 ? ValueTask.FromResult(n) : ValueTask.FromException<int>(rest.Exception);
-        }
-        if (_connection.EndException is { } ended && _connection.Host.IsDisposed)
-        {
-            Volatile.Write(ref _readInProgress, 0);
-            return ValueTask.FromException<int>(ended);
-        }
         StreamReadRequest request = _readRequest ??= new StreamReadRequest(this);
-        ValueTask<int> result = request.Start(buffer, cancellationToken);
-        _connection.Host.Post(request);
-        return result;
-    }
-
-    /// <summary>The driver stopped before this read ran (its thread is gone: this runs on the poster's or the disposer's).</summary>
-    public void OnReadAbandoned(StreamReadRequest request)
-    {
-        if (request.Buffer.IsEmpty) request.Complete(0);
-        else if (_endedReads is { } rest && !_readAborted && ReadAfterEnd(rest, request.Buffer.Span) is int n and >= 0) request.Complete(n);
-        else request.Fail(_endedReads?.Exception ?? _connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed."));
-    }
-
-    /// <summary>The driver stopped before this write ran.</summary>
-    public void OnWriteAbandoned(StreamWriteRequest request)
-        => request.Fail(_connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed."));
-
-    public void StartRead(StreamReadRequest request)
-    {
-        _pendingRead = request;
-        TryCompleteRead();
-    }
-
-    private void CompleteRead(int bytes)
-    {
-        StreamReadRequest request = _pendingRead!;
-        _pendingRead = null;
-        request.Complete(bytes);
-    }
-
-    private void FailRead(Exception exception)
-    {
-        StreamReadRequest? request = _pendingRead;
-        if (request is null) return;
-        _pendingRead = null;
-        request.Fail(exception);
-    }
-
-    /// <summary>Driver thread: completes the pending read if the core has something for it.</summary>
-    private void TryCompleteRead()
-    {
-        if (_pendingRead is not { } request) return;
-        if (_readAborted) { FailRead(QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.")); return; }
-        if (_peerResetCode is { } code) { FailRead(QuicExceptionFactory.StreamAborted(code, "reset the stream")); return; }
-        if (_readFinished || request.Buffer.IsEmpty) { CompleteRead(0); return; }
-        if (_ended)
+        int n = 0;
+        Exception? failure = null;
+        bool finished = false;
+        bool faultReads = false;
+        bool report;
+        lock (_received)
         {
-            if (_endedReads is not { } rest) FailRead(_connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed."));
-            else if (ReadAfterEnd(rest, request.Buffer.Span) is int read and >= 0) CompleteRead(read);
-            else FailRead(rest.Exception);
-            return;
+            if (_readFailure != ReadFailure.None)
+            {
+                failure = CreateReadFailure();
+            }
+            else if (!_received.IsEmpty)
+            {
+                // Buffered data: completes synchronously (a zero-byte read only learns that data is there).
+                n = _received.CopyTo(buffer.Span);
+                _unreportedCredit += n;
+                finished = _received.IsEmpty && _finReceived && !_readsDone;
+                if (finished)
+                {
+                    _readsDone = true;
+                    _received.Clear(); // gives the spare chunk back
+                }
+            }
+            else if (_finReceived)
+            {
+                finished = !_readsDone;
+                _readsDone = true;
+                _received.Clear(); // gives the spare chunk back
+            }
+            else if (_connectionFailure is { } ended)
+            {
+                failure = ended;
+                faultReads = true;
+                _received.Clear();
+            }
+            else
+            {
+                // Nothing buffered: wait for the driver (data, FIN, reset, the connection's end, or cancellation).
+                request.Arm(buffer, cancellationToken);
+                _waiter = request;
+                request.RegisterCancellation();
+                report = TakeCreditReport(flush: true);
+                if (report) PostCreditReport();
+                return new ValueTask<int>(request, request.Version);
+            }
+            // Credit goes back in batches of a quarter window (so the peer is never starved: the core advertises more
+            // once half the window was consumed), all of it at the end, and before a read waits (see above).
+            report = TakeCreditReport(flush: finished);
         }
-        int n = Core.ReadStream(Id, request.Buffer.Span, out bool fin, out bool reset, out ulong resetCode);
-        if (reset)
-        {
-            OnPeerReset(resetCode);
-            FailRead(QuicExceptionFactory.StreamAborted(resetCode, "reset the stream"));
-            return;
-        }
-        if (fin)
-        {
-            _readFinished = true;
-            _readsClosed.TrySetResult();
-        }
-        if (n > 0 || fin) CompleteRead(n);
+        if (report) PostCreditReport();
+        Volatile.Write(ref _readInProgress, 0);
+        if (finished) _readsClosed.TrySetResult();
+        if (faultReads) Fault(_readsClosed, failure!);
+        return failure is null ? new ValueTask<int>(n) : ValueTask.FromException<int>(failure);
     }
 
-    private void OnPeerReset(ulong code)
+    private enum ReadFailure : byte
     {
-        _peerResetCode = code;
-        Fault(_readsClosed, QuicExceptionFactory.StreamAborted(code, "reset the stream"));
+        None,
+        Aborted,
+        Reset,
     }
 
-    /// <summary>Driver thread: data, FIN or a reset arrived.</summary>
+    private Exception CreateReadFailure() => _readFailure == ReadFailure.Reset
+        ? QuicExceptionFactory.StreamAborted(_peerResetCode, "reset the stream")
+        : QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.");
+
+    /// <summary>
+    /// Under the lock: whether the credit of the bytes consumed should be reported now (a quarter of the window
+    /// consumed, or <paramref name="flush"/>); marks a report posted (at most one is in flight: they coalesce).
+    /// </summary>
+    private bool TakeCreditReport(bool flush)
+    {
+        if (_creditReportPosted || _unreportedCredit == 0 || _readFailure != ReadFailure.None) return false;
+        if (!flush && _unreportedCredit < _creditThreshold) return false;
+        _creditReportPosted = true;
+        return true;
+    }
+
+    private void PostCreditReport() => _connection.Host.Post(_creditReport ??= new CreditReport(this));
+
+    /// <summary>Driver thread: returns the credit of what the application consumed to the core (MAX_STREAM_DATA, MAX_DATA).</summary>
+    private void ReportCredit()
+    {
+        long bytes;
+        lock (_received)
+        {
+            bytes = _unreportedCredit;
+            _unreportedCredit = 0;
+            _creditReportPosted = false;
+        }
+        if (bytes > 0 && !_ended && !_readAbortedOnDriver) Core.ReleaseStreamCredit(Id, bytes);
+    }
+
+    /// <summary>The work item of a credit report (one per stream, reused).</summary>
+    private sealed class CreditReport : Io.IDriverWorkItem
+    {
+        private readonly ManagedStream _stream;
+
+        public CreditReport(ManagedStream stream) => _stream = stream;
+
+        public void Execute(long nowUs) => _stream.ReportCredit();
+    }
+
+    /// <summary>
+    /// Driver thread: data, FIN or a reset arrived. Everything readable moves from the core into the stream's buffer
+    /// (straight into a waiting read's buffer first), keeping its flow-control credit until the application consumed
+    /// it; a waiting read completes.
+    /// </summary>
     public void OnReadable()
     {
-        if (_pendingRead is not null)
+        if (_finMoved || _resetSeen || _readAbortedOnDriver || _ended) return;
+        StreamReadRequest? completed = null;
+        int completedBytes = 0;
+        bool reset = false;
+        bool finished = false;
+        long release;
+        lock (_received)
         {
-            TryCompleteRead();
+            if (_readFailure != ReadFailure.None) return; // aborted: the core discards it once the abort reaches it
+            _creditThreshold = Math.Max(1, Core.GetStreamReceiveWindow(Id) / 4);
+            release = _unreportedCredit; // reported here, on the way: no separate wake-up for it
+            _unreportedCredit = 0;
+            bool fin = false;
+            ulong code = 0;
+            if (_waiter is { } waiter && !waiter.Buffer.IsEmpty)
+            {
+                completedBytes = Core.ReadStream(Id, waiter.Buffer.Span, holdCredit: true, out fin, out reset, out code);
+                if (completedBytes > 0 || fin)
+                {
+                    _waiter = null;
+                    completed = waiter;
+                    release += completedBytes; // consumed at once
+                }
+            }
+            while (!fin && !reset)
+            {
+                long readable = Core.GetReadableBytes(Id);
+                Span<byte> space = readable > 0 ? _received.GetWriteSpan() : Span<byte>.Empty;
+                int n = Core.ReadStream(Id, space, holdCredit: true, out fin, out reset, out code);
+                if (readable > 0) _received.Advance(n);
+                if (n == 0 || n >= readable) break;
+            }
+            if (reset)
+            {
+                _resetSeen = true;
+                _peerResetCode = code;
+                _readFailure = ReadFailure.Reset;
+                _received.Clear();
+                release = 0; // the core released everything held
+                if (completed is null && _waiter is { } w)
+                {
+                    _waiter = null;
+                    completed = w;
+                }
+            }
+            else
+            {
+                if (fin)
+                {
+                    _finMoved = true;
+                    _finReceived = true;
+                }
+                if (completed is null && _waiter is { } w && (!_received.IsEmpty || fin))
+                {
+                    // A zero-byte read (or one that got nothing directly): serve it from the buffer.
+                    _waiter = null;
+                    completed = w;
+                    completedBytes = _received.CopyTo(w.Buffer.Span);
+                    release += completedBytes;
+                }
+                // The end is known once everything was consumed, even if nobody reads now (ReadsClosed completes).
+                if (fin && _received.IsEmpty && !_readsDone)
+                {
+                    _readsDone = true;
+                    finished = true;
+                    _received.Clear(); // gives the spare chunk back
+                }
+            }
+        }
+        if (release > 0) Core.ReleaseStreamCredit(Id, release);
+        if (reset)
+        {
+            Exception failure = QuicExceptionFactory.StreamAborted(_peerResetCode, "reset the stream");
+            Fault(_readsClosed, failure);
+            completed?.Fail(QuicExceptionFactory.StreamAborted(_peerResetCode, "reset the stream"));
             return;
         }
-        if (_readFinished || _peerResetCode is not null || _readAborted || _ended) return;
-        // Nobody reads now: still learn about a reset or the end, so ReadsClosed completes (nothing is consumed).
-        Core.ReadStream(Id, Span<byte>.Empty, out bool fin, out bool reset, out ulong code);
-        if (reset) OnPeerReset(code);
-        else if (fin)
+        if (finished) _readsClosed.TrySetResult();
+        completed?.Complete(completedBytes);
+    }
+
+    /// <summary>Any thread: a pending read's token was cancelled; like System.Net.Quic, the read side is aborted.</summary>
+    public void CancelRead(StreamReadRequest request, CancellationToken token)
+    {
+        lock (_received)
         {
-            _readFinished = true;
-            _readsClosed.TrySetResult();
+            if (_waiter != request) return; // completed meanwhile
+            _waiter = null;
         }
+        request.Fail(new OperationCanceledException(token));
+        AbortRead((ulong)Math.Max(0, _connection.DefaultStreamErrorCode), disposing: false);
+    }
+
+    /// <summary>
+    /// Any thread: the read side is aborted for the application at once (buffered data dropped, a waiting read fails
+    /// with OperationAborted, or ObjectDisposedException when <paramref name="disposing"/>), then STOP_SENDING through
+    /// the driver.
+    /// </summary>
+    private void AbortRead(ulong code, bool disposing)
+    {
+        StreamReadRequest? waiter;
+        lock (_received)
+        {
+            if (_readFailure != ReadFailure.None || _readsDone) return;
+            _readFailure = ReadFailure.Aborted;
+            _received.Clear();
+            _unreportedCredit = 0; // STOP_SENDING releases everything held
+            waiter = _waiter;
+            _waiter = null;
+        }
+        waiter?.Fail(disposing ? new ObjectDisposedException(nameof(QuicStream)) : QuicExceptionFactory.OperationAborted("Reading was aborted on this stream."));
+        Fault(_readsClosed, QuicExceptionFactory.OperationAborted("Reading was aborted on this stream."));
+        if (_connection.Host.Driver.IsDriverThread) AbortReadOnDriver(code);
+        else Post(static (state, _) => ((AbortCall)state).Stream.AbortReadOnDriver(((AbortCall)state).Code), new AbortCall(this, code));
     }
 
     public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, bool completeWrites, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, typeof(QuicStream));
         if (!_canWriteDirection) throw new InvalidOperationException("Writing is not allowed on a unidirectional stream opened by the peer.");
-        if (cancellationToken.IsCancellationRequested) return ValueTask.FromCanceled(cancellationToken);
-        if (_writeAborted) return ValueTask.FromException(QuicExceptionFactory.OperationAborted("Writing was aborted on this stream."));
+        if (cancellationToken.IsCancellationRequested)
+        {
+            // As System.Net.Quic: unless the write side is already over, it is aborted (RESET_STREAM with
+            // DefaultStreamErrorCode) as when a pending write is cancelled.
+            if (!_writesClosed.Task.IsCompleted && !_writeAbortRequested) AbortWrite((ulong)Math.Max(0, _connection.DefaultStreamErrorCode));
+            return ValueTask.FromCanceled(cancellationToken);
+        }
+        if (_writeAborted || _writeAbortRequested) return ValueTask.FromException(QuicExceptionFactory.OperationAborted("Writing was aborted on this stream."));
         if (_writesCompleted) throw new InvalidOperationException("Writing is not allowed after the write side was completed.");
         if (buffer.IsEmpty && !completeWrites) return ValueTask.CompletedTask;
         if (Interlocked.Exchange(ref _writeInProgress, 1) != 0) throw new InvalidOperationException("A write is already in progress on this stream.");
@@ -302,27 +444,12 @@ internal sealed class ManagedStream : QuicStreamImpl
 
     // Cancellation callbacks post the generation they belong to: by the time the driver runs them the request may be
     // serving a later operation, which they must not touch. (Allocates only when a token actually fires.)
-    public void PostCancel(StreamReadRequest request, short version)
-        => _connection.Host.Post(new DriverCall(static (state, _) =>
-        {
-            var (stream, version) = ((ManagedStream, short))state;
-            stream.CancelRead(version);
-        }, (this, version)));
-
     public void PostCancel(StreamWriteRequest request, short version)
         => _connection.Host.Post(new DriverCall(static (state, _) =>
         {
             var (stream, version) = ((ManagedStream, short))state;
             stream.CancelWrite(version);
         }, (this, version)));
-
-    /// <summary>Driver thread: a pending read was cancelled; like System.Net.Quic, the read side is aborted.</summary>
-    private void CancelRead(short version)
-    {
-        if (_pendingRead is not { } request || request.Version != version) return;
-        FailRead(new OperationCanceledException(request.CancellationToken));
-        AbortReadOnDriver((ulong)_connection.DefaultStreamErrorCode);
-    }
 
     private void CancelWrite(short version)
     {
@@ -338,23 +465,31 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (Volatile.Read(ref _disposed) != 0) return;
         bool read = (direction & QuicAbortDirection.Read) != 0 && _canReadDirection;
         bool write = (direction & QuicAbortDirection.Write) != 0 && _canWriteDirection;
-        if (read) Post(errorCode, static (state, _) => ((AbortCall)state).Stream.AbortReadOnDriver(((AbortCall)state).Code));
-        if (write) Post(errorCode, static (state, _) => ((AbortCall)state).Stream.AbortWriteOnDriver(((AbortCall)state).Code));
+        if (read) AbortRead((ulong)errorCode, disposing: false);
+        if (write) AbortWrite((ulong)errorCode);
     }
 
-    private void Post(long code, Action<object, long> action) => _connection.Host.Post(new DriverCall(action, new AbortCall(this, (ulong)code)));
+    private void Post(Action<object, long> action, AbortCall call) => _connection.Host.Post(new DriverCall(action, call));
+
+    /// <summary>Any thread: RESET_STREAM through the driver; the next WriteAsync fails at once.</summary>
+    private void AbortWrite(ulong code)
+    {
+        _writeAbortRequested = true;
+        if (_connection.Host.Driver.IsDriverThread) AbortWriteOnDriver(code);
+        else Post(static (state, _) => ((AbortCall)state).Stream.AbortWriteOnDriver(((AbortCall)state).Code), new AbortCall(this, code));
+    }
 
     private sealed record AbortCall(ManagedStream Stream, ulong Code);
 
-    /// <summary>Driver thread: STOP_SENDING (RFC 9000 §3.5) unless the read side already ended.</summary>
+    /// <summary>
+    /// Driver thread: STOP_SENDING (RFC 9000 §3.5); the core sends it only while the peer may still be sending, and
+    /// releases the credit of everything the application had buffered in any case.
+    /// </summary>
     private void AbortReadOnDriver(ulong code)
     {
-        if (_readAborted) return;
-        _readAborted = true;
-        if (!_readFinished && _peerResetCode is null && !_ended) Core.StopSending(Id, code);
-        Exception aborted = QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.");
-        FailRead(aborted);
-        Fault(_readsClosed, aborted);
+        if (_readAbortedOnDriver) return;
+        _readAbortedOnDriver = true;
+        if (!_ended) Core.StopSending(Id, code);
     }
 
     /// <summary>Driver thread: RESET_STREAM (RFC 9000 §3.1) unless everything was already sent and acknowledged.</summary>
@@ -389,38 +524,38 @@ internal sealed class ManagedStream : QuicStreamImpl
         _finWritten = true;
     }
 
+    /// <summary>The driver stopped before this write ran (its thread is gone: this runs on the poster's or the disposer's).</summary>
+    public void OnWriteAbandoned(StreamWriteRequest request)
+        => request.Fail(_connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed."));
+
     /// <summary>
-    /// Driver thread: the connection ended; every waiter learns why. Data that arrived before the end stays readable (then
-    /// the FIN if it arrived; otherwise reads fail with <paramref name="exception"/> once it is consumed), and a write side
-    /// whose data and FIN were all acknowledged (the ACK may have come with the peer's CONNECTION_CLOSE) completed.
+    /// Driver thread: the connection ended; every waiter learns why. What was received stays readable: reads fail
+    /// with <paramref name="exception"/> once the buffer is drained (a FIN received still ends them gracefully).
     /// </summary>
     public void OnConnectionEnded(Exception exception)
     {
         if (_ended) return;
+        // A write side whose data and FIN were all acknowledged (the ACK may have come with the peer's CONNECTION_CLOSE)
+        // completed; a STOP_SENDING that arrived with the close is reported as such.
         Connection? core = _connection.Core;
-        bool readOpen = _canReadDirection && !_readFinished && !_readAborted && _peerResetCode is null;
-        if (readOpen && core is not null) _endedReads = EndedStreamReads.Take(core, Id, exception);
         if (core is not null) CheckStopSending();
         bool writeDone = _canWriteDirection && _finWritten && !_writeAborted && _peerStopSendingCode is null && core is not null && core.IsStreamWriteComplete(Id);
         _ended = true;
-        if (_pendingRead is not null) TryCompleteRead();
+        StreamReadRequest? waiter;
+        bool faultReads;
+        lock (_received)
+        {
+            _connectionFailure = exception;
+            waiter = _waiter;
+            _waiter = null;
+            faultReads = _received.IsEmpty && !_finReceived;
+            if (_received.IsEmpty) _received.Clear();
+        }
+        waiter?.Fail(exception);
+        if (faultReads) Fault(_readsClosed, exception);
         FailWrite(exception);
-        if (_endedReads is not { Fin: true }) Fault(_readsClosed, exception);
-        else if (_endedReads.IsDrained) ReadAfterEnd(_endedReads, Span<byte>.Empty);
         if (writeDone) _writesClosed.TrySetResult();
         else Fault(_writesClosed, exception);
-    }
-
-    /// <summary>Any thread, one read at a time: a read once the connection ended (see <see cref="EndedStreamReads.Read"/>).</summary>
-    private int ReadAfterEnd(EndedStreamReads rest, Span<byte> destination)
-    {
-        int n = rest.Read(destination);
-        if (n == 0)
-        {
-            _readFinished = true;
-            _readsClosed.TrySetResult();
-        }
-        return n;
     }
 
     /// <summary>Driver thread: a stream opened for an OpenOutboundStreamAsync that was cancelled meanwhile.</summary>
@@ -457,9 +592,9 @@ internal sealed class ManagedStream : QuicStreamImpl
     private void DisposeOnDriver()
     {
         ulong code = (ulong)Math.Max(0, _connection.DefaultStreamErrorCode);
+        if (_canReadDirection) AbortRead(code, disposing: true);
         if (!_ended)
         {
-            if (_canReadDirection && !_readFinished && !_readAborted && _peerResetCode is null) AbortReadOnDriver(code);
             if (_canWriteDirection && !_writeAborted && _peerStopSendingCode is null)
             {
                 if (_pendingWrite is not null) AbortWriteOnDriver(code);
@@ -472,12 +607,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         }
         // The exceptions are created only when something is left to fail: a stream used to its end (the common case,
         // once per request) completes both tasks before disposal and allocates none.
-        if (_pendingRead is not null || _pendingWrite is not null)
-        {
-            Exception disposed = new ObjectDisposedException(nameof(QuicStream));
-            FailRead(disposed);
-            FailWrite(disposed);
-        }
+        if (_pendingWrite is not null) FailWrite(new ObjectDisposedException(nameof(QuicStream)));
         if (!_readsClosed.Task.IsCompleted) Fault(_readsClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
         if (!_finWritten && !_writesClosed.Task.IsCompleted) Fault(_writesClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
         else if (!_ended) OnWritable(); // the FIN may be acknowledged already (or STOP_SENDING arrived)

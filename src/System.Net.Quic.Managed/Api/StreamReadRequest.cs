@@ -1,4 +1,3 @@
-using System.Net.Quic.Managed.Io;
 using System.Threading;
 using System.Threading.Tasks;
 using System.Threading.Tasks.Sources;
@@ -6,11 +5,13 @@ using System.Threading.Tasks.Sources;
 namespace System.Net.Quic.Managed;
 
 /// <summary>
-/// A stream's ReadAsync handed to the driver thread; it completes when data, FIN, a reset or an error arrives. One per
-/// stream, reused for every read (a stream allows one read at a time), so steady-state reads allocate nothing: the
-/// result is a <see cref="ValueTask{TResult}"/> over this object, versioned so a stale cancellation cannot touch a later read.
+/// A stream's ReadAsync waiting for data: only when nothing was buffered (a read of buffered data completes on the
+/// caller's thread without it). The driver thread completes it when data, FIN, a reset or the connection's end
+/// arrives; its token's cancellation completes it on the cancelling thread. One per stream, reused for every read (a
+/// stream allows one read at a time), so steady-state reads allocate nothing: the result is a
+/// <see cref="ValueTask{TResult}"/> over this object.
 /// </summary>
-internal sealed class StreamReadRequest : IDriverWorkItem, IValueTaskSource<int>
+internal sealed class StreamReadRequest : IValueTaskSource<int>
 {
     private readonly ManagedStream _stream;
     private ManualResetValueTaskSourceCore<int> _completion = new() { RunContinuationsAsynchronously = true };
@@ -25,27 +26,33 @@ internal sealed class StreamReadRequest : IDriverWorkItem, IValueTaskSource<int>
     /// <summary>The generation of the read in progress.</summary>
     public short Version => _completion.Version;
 
-    /// <summary>App thread: arms the request for one read (the stream guarantees no other read is in progress).</summary>
-    public ValueTask<int> Start(Memory<byte> buffer, CancellationToken cancellationToken)
+    /// <summary>App thread, under the stream's receive lock: arms the request for one read.</summary>
+    public void Arm(Memory<byte> buffer, CancellationToken cancellationToken)
     {
         _completion.Reset();
         Buffer = buffer;
         CancellationToken = cancellationToken;
-        // Cancellation is decided on the driver thread, so data is never taken from the core for a read nobody awaits.
-        _registration = cancellationToken.CanBeCanceled
-            ? cancellationToken.UnsafeRegister(static state =>
-            {
-                var request = (StreamReadRequest)state!;
-                request._stream.PostCancel(request, request.Version);
-            }, this)
-            : default;
-        return new ValueTask<int>(this, _completion.Version);
+        _registration = default;
     }
 
-    public void Execute(long nowUs) => _stream.StartRead(this);
+    /// <summary>
+    /// App thread, under the stream's receive lock, once the request is the stream's waiter: a cancellation that
+    /// races with it runs inline (the lock is reentrant) and completes the request before this returns.
+    /// </summary>
+    public void RegisterCancellation()
+    {
+        if (!CancellationToken.CanBeCanceled) return;
+        _registration = CancellationToken.UnsafeRegister(static (state, token) =>
+        {
+            var request = (StreamReadRequest)state!;
+            request._stream.CancelRead(request, token);
+        }, this);
+    }
 
-    public void Abandon() => _stream.OnReadAbandoned(this);
-
+    /// <summary>
+    /// Outside the receive lock, after the request stopped being the waiter: the registration is disposed first (it
+    /// waits for a callback already running, which finds no waiter), so no cancellation can reach a later read.
+    /// </summary>
     public void Complete(int bytes)
     {
         _registration.Dispose();
@@ -57,7 +64,7 @@ internal sealed class StreamReadRequest : IDriverWorkItem, IValueTaskSource<int>
     {
         _registration.Dispose();
         Buffer = default;
-        _completion.SetException(exception is OperationCanceledException ? new OperationCanceledException(CancellationToken) : exception);
+        _completion.SetException(exception);
     }
 
     public int GetResult(short token)

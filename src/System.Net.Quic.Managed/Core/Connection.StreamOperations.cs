@@ -47,6 +47,14 @@ internal sealed partial class Connection
 
     /// <summary>Reads received data in order. <paramref name="fin"/> once all data was read; <paramref name="reset"/> when the peer reset the stream.</summary>
     public int ReadStream(long streamId, Span<byte> destination, out bool fin, out bool reset, out ulong resetErrorCode)
+        => ReadStream(streamId, destination, holdCredit: false, out fin, out reset, out resetErrorCode);
+
+    /// <summary>
+    /// As <see cref="ReadStream(long, Span{byte}, out bool, out bool, out ulong)"/>; with <paramref name="holdCredit"/>
+    /// the bytes only move to the application's buffer and keep their flow-control credit until
+    /// <see cref="ReleaseStreamCredit"/> says the application consumed them.
+    /// </summary>
+    public int ReadStream(long streamId, Span<byte> destination, bool holdCredit, out bool fin, out bool reset, out ulong resetErrorCode)
     {
         fin = false;
         reset = false;
@@ -56,16 +64,32 @@ internal sealed partial class Connection
             fin = true;
             return 0;
         }
-        int n = stream.Receive.Read(destination, out fin, out reset);
+        int n = stream.Receive.Read(destination, out fin, out reset, holdCredit);
         if (reset) resetErrorCode = stream.Receive.ResetErrorCode;
         _streams.RefreshSendable(stream); // MAX_STREAM_DATA may be due
         ReleaseIfClosed(stream);
         return n;
     }
 
-    /// <summary>In-order bytes received on the stream and not yet read (0 for an unknown stream or one without a receive side).</summary>
+    /// <summary>Contiguous bytes a read would return now.</summary>
     public long GetReadableBytes(long streamId)
         => _streams.TryGetStream(streamId, out TransportStream? stream) && stream.Receive is not null ? stream.Receive.Buffer.ReadableBytes : 0;
+
+    /// <summary>The stream's current receive window (it grows by auto-tuning); 0 when the stream is gone.</summary>
+    public long GetStreamReceiveWindow(long streamId)
+        => _streams.TryGetStream(streamId, out TransportStream? stream) && stream.Receive is not null ? stream.Receive.Window.Window : 0;
+
+    /// <summary>
+    /// The application consumed <paramref name="bytes"/> it had buffered (read with holdCredit): their credit returns
+    /// to the stream and connection windows (MAX_STREAM_DATA / MAX_DATA may be due). long.MaxValue releases all.
+    /// </summary>
+    public void ReleaseStreamCredit(long streamId, long bytes)
+    {
+        if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Receive is null) return;
+        stream.Receive.ReleaseCredit(bytes);
+        _streams.RefreshSendable(stream);
+        ReleaseIfClosed(stream);
+    }
 
     /// <summary>Abruptly ends the send side (RESET_STREAM, RFC 9000 §19.4).</summary>
     public void ResetStream(long streamId, ulong applicationErrorCode)

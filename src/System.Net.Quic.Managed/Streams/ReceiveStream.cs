@@ -14,6 +14,7 @@ internal sealed class ReceiveStream
     private readonly ReceiveFlowWindow _connectionWindow;
     private bool _stopSendingPending;
     private bool _stopSendingRequested;
+    private long _heldCredit;
 
     public ReceiveStream(long streamId, long initialWindow, long maxWindow, ReceiveFlowWindow connectionWindow,
         int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxFragments = 4096)
@@ -38,10 +39,17 @@ internal sealed class ReceiveStream
     /// <summary>Application error code of our STOP_SENDING.</summary>
     public ulong StopSendingErrorCode { get; private set; }
 
+    /// <summary>
+    /// Bytes read out of the buffer (<see cref="Read(Span{byte}, out bool, out bool, bool)"/> with holdCredit) whose
+    /// flow-control credit is not yet returned: the API layer buffers them until the application consumes them, and
+    /// the peer gets no credit for them before that (<see cref="ReleaseCredit"/>).
+    /// </summary>
+    public long HeldCredit => _heldCredit;
+
     /// <summary>Data Read or Reset Read: the application has seen the end. RFC 9000 §3.2.</summary>
     public bool IsTerminal => State is ReceiveStreamState.DataRead or ReceiveStreamState.ResetRead;
 
-    /// <summary>Whether <see cref="Read"/> has something to report (bytes, FIN or reset).</summary>
+    /// <summary>Whether <see cref="Read(Span{byte}, out bool, out bool)"/> has something to report (bytes, FIN or reset).</summary>
     public bool IsReadable => _buffer.ReadableBytes > 0 || State is ReceiveStreamState.DataRecvd or ReceiveStreamState.ResetRecvd;
 
     /// <summary>
@@ -119,6 +127,7 @@ internal sealed class ReceiveStream
         _window.OnReceived(finalSize);
         _connectionWindow.OnReceivedDelta(delta);
         _buffer.ResetTo(finalSize);
+        ReleaseCredit(_heldCredit); // the application will not read what it had buffered either
         ReleaseConsumed(consumedBefore);
         ResetErrorCode = applicationErrorCode;
         _stopSendingPending = false;
@@ -132,7 +141,13 @@ internal sealed class ReceiveStream
     /// read (Data Recvd → Data Read). After a reset it returns 0, sets <paramref name="reset"/> and moves Reset Recvd →
     /// Reset Read (the application has been told). RFC 9000 §3.2.
     /// </summary>
-    public int Read(Span<byte> destination, out bool fin, out bool reset)
+    public int Read(Span<byte> destination, out bool fin, out bool reset) => Read(destination, out fin, out reset, holdCredit: false);
+
+    /// <summary>
+    /// As <see cref="Read(Span{byte}, out bool, out bool)"/>; with <paramref name="holdCredit"/> the bytes read keep
+    /// their flow-control credit until <see cref="ReleaseCredit"/> (they were only moved to the application's buffer).
+    /// </summary>
+    public int Read(Span<byte> destination, out bool fin, out bool reset, bool holdCredit)
     {
         reset = State is ReceiveStreamState.ResetRecvd or ReceiveStreamState.ResetRead;
         fin = false;
@@ -144,7 +159,15 @@ internal sealed class ReceiveStream
 
         long before = _buffer.ReadOffset;
         int n = _buffer.Read(destination);
-        ReleaseConsumed(before);
+        if (holdCredit)
+        {
+            _heldCredit += _buffer.ReadOffset - before;
+        }
+        else
+        {
+            ReleaseConsumed(before);
+        }
+
         if (_buffer.IsFinished && !_buffer.IsDiscarding)
         {
             fin = true;
@@ -163,6 +186,7 @@ internal sealed class ReceiveStream
     /// </summary>
     public void StopSending(ulong applicationErrorCode)
     {
+        ReleaseCredit(_heldCredit); // what the application buffered is abandoned too
         if (_stopSendingRequested || IsTerminal || State == ReceiveStreamState.ResetRecvd)
         {
             return;
@@ -254,6 +278,23 @@ internal sealed class ReceiveStream
         {
             State = ReceiveStreamState.ResetRead;
         }
+    }
+
+    /// <summary>
+    /// The application consumed <paramref name="bytes"/> of the held bytes: their credit goes back to both windows (at
+    /// most what is held: after a reset or STOP_SENDING everything held was already released).
+    /// </summary>
+    public void ReleaseCredit(long bytes)
+    {
+        bytes = Math.Min(bytes, _heldCredit);
+        if (bytes <= 0)
+        {
+            return;
+        }
+
+        _heldCredit -= bytes;
+        _window.OnConsumed(bytes);
+        _connectionWindow.OnConsumed(bytes);
     }
 
     private void ReleaseConsumed(long readOffsetBefore)

@@ -6,7 +6,7 @@ namespace System.Net.Quic.Managed.Streams;
 /// How many streams of one type the peer may open: the MAX_STREAMS limit we advertise (RFC 9000 §4.6). A peer
 /// stream beyond it is STREAM_LIMIT_ERROR; referencing stream N implicitly opens all lower-numbered streams of the
 /// type (§3.2). As peer streams close, the limit is raised to keep <see cref="Concurrency"/> streams available,
-/// advertised once half of that credit has been returned.
+/// advertised as each stream's credit is returned.
 /// </summary>
 internal sealed class RemoteStreamLimit
 {
@@ -85,9 +85,12 @@ internal sealed class RemoteStreamLimit
     /// <summary>The limit that keeps <see cref="Concurrency"/> streams available.</summary>
     public long TargetMaxStreams => Math.Min(ClosedCount + Concurrency, StreamId.MaxStreamCount);
 
-    /// <summary>MAX_STREAMS due: at least half of the concurrency was returned since the last advertisement (or a lost one must be repeated).</summary>
-    public bool NeedsMaxStreams
-        => (TargetMaxStreams > MaxStreams && TargetMaxStreams - MaxStreams >= Math.Max(1, Concurrency / 2)) || _forced;
+    /// <summary>
+    /// MAX_STREAMS due: a stream's credit was returned since the last advertisement (or a lost one must be repeated).
+    /// As msquic, each closed stream is given back at once (a few bytes, usually riding with an ACK): the peer's
+    /// StreamCapacityCallback sees +1 per completed stream, and a peer at its limit never waits for a batch.
+    /// </summary>
+    public bool NeedsMaxStreams => TargetMaxStreams > MaxStreams || _forced;
 
     /// <summary>Raises and returns the limit to put in MAX_STREAMS.</summary>
     public long CommitMaxStreams()

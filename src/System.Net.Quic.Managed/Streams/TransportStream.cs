@@ -25,8 +25,11 @@ internal sealed class TransportStream
 
     public ReceiveStream? Receive { get; }
 
-    /// <summary>Both parts reached a terminal state (RFC 9000 §3.3 Data Recvd/Reset Recvd and Data Read/Reset Read): the stream can be released.</summary>
-    public bool IsClosed => (Send is null || Send.IsTerminal) && (Receive is null || Receive.IsTerminal);
+    /// <summary>
+    /// Both parts reached a terminal state (RFC 9000 §3.3 Data Recvd/Reset Recvd and Data Read/Reset Read) and the
+    /// application consumed what it had buffered (its connection credit is returned): the stream can be released.
+    /// </summary>
+    public bool IsClosed => (Send is null || Send.IsTerminal) && (Receive is null || (Receive.IsTerminal && Receive.HeldCredit == 0));
 
     /// <summary>Some frame for this stream is waiting to be sent (data, RESET_STREAM, STOP_SENDING, MAX_STREAM_DATA, STREAM_DATA_BLOCKED).</summary>
     public bool WantsToSend => (Send is not null && Send.WantsToSend) || (Receive is not null && Receive.WantsToSend);

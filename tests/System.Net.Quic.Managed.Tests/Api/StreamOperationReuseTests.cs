@@ -58,4 +58,36 @@ public class StreamOperationReuseTests
         QuicException e = await Assert.ThrowsAsync<QuicException>(async () => _ = await inbound.ReadAsync(new byte[1], ct));
         Assert.Equal(QuicError.OperationAborted, e.QuicError);
     });
+
+    [Fact]
+    public Task ReadsOfBufferedDataCompleteSynchronouslyWithoutAllocating() => WithStreamAsync(async (outbound, inbound, ct) =>
+    {
+        await outbound.WriteAsync(new byte[48 * 1024], ct); // within the 64 KiB stream window
+        byte[] buffer = new byte[1024];
+        Assert.True(await inbound.ReadAsync(buffer, ct) > 0);
+        await Task.Delay(300, ct); // everything is buffered by now
+        // Both batches on this thread, without an await between them: the first warms up what is allocated once per
+        // stream (the credit report item). The shared pool's caches are created on first use (per thread, then per
+        // size for the process): warmed up here with two returns.
+        Assert.Equal(20, SynchronousReads(inbound, buffer, 20, ct));
+        byte[] a = System.Buffers.ArrayPool<byte>.Shared.Rent(StreamReceiveQueue.ChunkSize);
+        byte[] b = System.Buffers.ArrayPool<byte>.Shared.Rent(StreamReceiveQueue.ChunkSize);
+        System.Buffers.ArrayPool<byte>.Shared.Return(a);
+        System.Buffers.ArrayPool<byte>.Shared.Return(b);
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        int synchronous = SynchronousReads(inbound, buffer, 20, ct);
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.Equal(20, synchronous);
+        Assert.Equal(0, allocated); // a chunk boundary and a credit report (one per quarter window) included
+    });
+
+    private static int SynchronousReads(QuicStream stream, byte[] buffer, int count, CancellationToken ct)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            ValueTask<int> read = stream.ReadAsync(buffer, ct);
+            if (!read.IsCompleted || read.Result != buffer.Length) return i;
+        }
+        return count;
+    }
 }

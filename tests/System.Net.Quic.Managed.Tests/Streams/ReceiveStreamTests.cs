@@ -199,4 +199,55 @@ public class ReceiveStreamTests
         Assert.Equal(ReceiveStreamState.DataRead, done.State);
         Assert.Equal(0, done.Buffer.AllocatedBytes);
     }
+
+    [Fact]
+    public void HeldCreditIsReturnedOnlyWhenReleased()
+    {
+        var connection = new ReceiveFlowWindow(10_000, 10_000);
+        ReceiveStream s = NewStream(window: 1000, connection: connection);
+        Frame(s, 0, 800);
+        // Moved to the application's buffer, not consumed yet: no credit back, no MAX_STREAM_DATA.
+        Assert.Equal(800, s.Read(new byte[1000], out bool fin, out _, holdCredit: true));
+        Assert.False(fin);
+        Assert.Equal(800, s.HeldCredit);
+        Assert.Equal(0, s.Window.Consumed);
+        Assert.Equal(0, connection.Consumed);
+        Assert.False(s.NeedsMaxStreamData);
+        Assert.Equal(TransportErrorCode.FlowControlError, Frame(s, 800, 201)); // the window still counts them
+        s.ReleaseCredit(600);
+        Assert.Equal(200, s.HeldCredit);
+        Assert.Equal(600, s.Window.Consumed);
+        Assert.Equal(600, connection.Consumed);
+        Assert.True(s.NeedsMaxStreamData);
+        s.ReleaseCredit(1000); // at most what is held
+        Assert.Equal(0, s.HeldCredit);
+        Assert.Equal(800, connection.Consumed);
+    }
+
+    [Fact]
+    public void ResetAndStopSendingReleaseHeldCredit()
+    {
+        var connection = new ReceiveFlowWindow(10_000, 10_000);
+        ReceiveStream reset = NewStream(window: 1000, connection: connection);
+        Frame(reset, 0, 300);
+        reset.Read(new byte[100], out _, out _, holdCredit: true);
+        Assert.Equal(TransportErrorCode.NoError, reset.OnResetStream(9, 400, out _));
+        Assert.Equal(0, reset.HeldCredit);
+        Assert.Equal(400, connection.Consumed); // held, unread and never sent: all released
+        reset.ReleaseCredit(100); // a late report from the application changes nothing
+        Assert.Equal(400, connection.Consumed);
+
+        ReceiveStream finished = new ReceiveStream(5, 1000, 1000, connection);
+        Assert.Equal(TransportErrorCode.NoError, finished.OnStreamFrame(0, new byte[50], fin: true, out _));
+        finished.Read(new byte[100], out bool fin, out _, holdCredit: true);
+        Assert.True(fin);
+        Assert.True(finished.IsTerminal);
+        Assert.Equal(50, finished.HeldCredit);
+        var stream = new TransportStream(5, isLocal: false, send: null, receive: finished);
+        Assert.False(stream.IsClosed); // kept until the application consumed what it buffered
+        finished.StopSending(3); // the application gave up on it: credit back, and the stream may go
+        Assert.Equal(0, finished.HeldCredit);
+        Assert.Equal(450, connection.Consumed);
+        Assert.True(stream.IsClosed);
+    }
 }

@@ -67,7 +67,9 @@ public class StreamLimitTests
         Assert.Equal(TransportErrorCode.NoError, remote.OnPeerStream(StreamId.Make(3, true, true), out _, out _, out _));
         Assert.False(remote.NeedsMaxStreams);
         remote.OnStreamClosed();
-        Assert.False(remote.NeedsMaxStreams); // one returned: less than half the concurrency
+        Assert.True(remote.NeedsMaxStreams); // each returned stream is advertised at once, as msquic does
+        Assert.Equal(5, remote.CommitMaxStreams());
+        Assert.False(remote.NeedsMaxStreams);
         remote.OnStreamClosed();
         Assert.True(remote.NeedsMaxStreams);
         Assert.Equal(6, remote.CommitMaxStreams());

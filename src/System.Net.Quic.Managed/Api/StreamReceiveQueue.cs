@@ -1,0 +1,108 @@
+using System.Buffers;
+
+namespace System.Net.Quic.Managed;
+
+/// <summary>
+/// A stream's received bytes between the driver thread (which moves them out of the core) and ReadAsync (which
+/// copies them out on the caller's thread), as System.Net.Quic's ReceiveBuffers: a FIFO of fixed-size chunks rented
+/// from <see cref="ArrayPool{T}"/> and returned as soon as they are drained, except the last one, kept for the next
+/// data until <see cref="Clear"/> (the end of the read side): a stream read as fast as data comes reuses one chunk
+/// without pool traffic, and steady-state reads allocate nothing. Its size is bounded by the stream's receive
+/// window (the core's flow control: bytes here keep their credit until the application consumed them). Not
+/// thread-safe: the owner serializes access with its lock.
+/// </summary>
+internal sealed class StreamReceiveQueue
+{
+    public const int ChunkSize = 16 * 1024;
+
+    // A ring of chunk references: _chunks[(_first + i) % length] for i in [0, _count).
+    private byte[]?[] _chunks = Array.Empty<byte[]?>();
+    private byte[]? _spare;
+    private int _first;
+    private int _count;
+    private int _readOffset;  // in the first chunk
+    private int _writeOffset; // in the last chunk
+
+    /// <summary>Bytes buffered.</summary>
+    public long Length { get; private set; }
+
+    public bool IsEmpty => Length == 0;
+
+    /// <summary>Space to write into (at least one byte): the free end of the last chunk, or a new chunk.</summary>
+    public Span<byte> GetWriteSpan()
+    {
+        if (_count == 0 || _writeOffset == ChunkSize)
+        {
+            if (_count == _chunks.Length) Grow();
+            _chunks[(_first + _count) % _chunks.Length] = _spare ?? ArrayPool<byte>.Shared.Rent(ChunkSize);
+            _spare = null;
+            _count++;
+            _writeOffset = 0;
+        }
+        return _chunks[(_first + _count - 1) % _chunks.Length].AsSpan(_writeOffset, ChunkSize - _writeOffset);
+    }
+
+    /// <summary><paramref name="bytes"/> were written into the span <see cref="GetWriteSpan"/> returned.</summary>
+    public void Advance(int bytes)
+    {
+        _writeOffset += bytes;
+        Length += bytes;
+        if (Length == 0) Drop(); // a chunk taken for nothing becomes the spare again
+    }
+
+    /// <summary>Copies (and removes) up to <paramref name="destination"/>.Length bytes; returns how many.</summary>
+    public int CopyTo(Span<byte> destination)
+    {
+        int copied = 0;
+        while (copied < destination.Length && Length > 0)
+        {
+            byte[] chunk = _chunks[_first]!;
+            int end = _count == 1 ? _writeOffset : ChunkSize;
+            int n = Math.Min(end - _readOffset, destination.Length - copied);
+            chunk.AsSpan(_readOffset, n).CopyTo(destination.Slice(copied));
+            copied += n;
+            _readOffset += n;
+            Length -= n;
+            if (_readOffset == end && (_count > 1 || Length == 0)) RemoveFirst();
+        }
+        return copied;
+    }
+
+    /// <summary>Drops everything buffered (the read side ended, was aborted or reset) and returns every chunk.</summary>
+    public void Clear()
+    {
+        Drop();
+        if (_spare is { } spare) ArrayPool<byte>.Shared.Return(spare);
+        _spare = null;
+    }
+
+    private void Drop()
+    {
+        while (_count > 0) RemoveFirst();
+        Length = 0;
+    }
+
+    private void RemoveFirst()
+    {
+        byte[] chunk = _chunks[_first]!;
+        if (_spare is null) _spare = chunk;
+        else ArrayPool<byte>.Shared.Return(chunk);
+        _chunks[_first] = null;
+        _first = (_first + 1) % _chunks.Length;
+        _count--;
+        _readOffset = 0;
+        if (_count == 0)
+        {
+            _first = 0;
+            _writeOffset = 0;
+        }
+    }
+
+    private void Grow()
+    {
+        var larger = new byte[]?[Math.Max(4, _chunks.Length * 2)];
+        for (int i = 0; i < _count; i++) larger[i] = _chunks[(_first + i) % _chunks.Length];
+        _chunks = larger;
+        _first = 0;
+    }
+}
