@@ -16,6 +16,7 @@ internal sealed class ManagedDriverHost
 {
     private readonly List<ManagedConnection> _connections = new();
     private int _references = 1;
+    private bool _released;
 
     public ManagedDriverHost(Socket socket, Endpoint endpoint, string name)
     {
@@ -31,8 +32,11 @@ internal sealed class ManagedDriverHost
     /// <summary>The listeners whose connections arrive on this endpoint (server only); set before <see cref="Start"/>.</summary>
     public ListenerPort? Listeners { get; init; }
 
-    /// <summary>True once the socket and thread are released.</summary>
+    /// <summary>True once the last reference is given back (the socket and thread are being released).</summary>
     public bool IsDisposed => Volatile.Read(ref _references) <= 0;
+
+    /// <summary>True once the socket is closed and the thread has ended (the port can be bound again).</summary>
+    public bool IsReleased => Volatile.Read(ref _released);
 
     public void Start() => Driver.Start();
 
@@ -61,6 +65,7 @@ internal sealed class ManagedDriverHost
     {
         Driver.Dispose();
         Endpoint.Dispose();
+        Volatile.Write(ref _released, true);
     }
 
     private void OnStep()

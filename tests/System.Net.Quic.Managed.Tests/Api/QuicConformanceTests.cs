@@ -156,10 +156,10 @@ public class QuicConformanceTests
         // One thread and socket per client connection, gone with it once its closing period is over (RFC 9000 §10.2:
         // it stays to repeat CONNECTION_CLOSE for a peer that lost it; DisposeAsync does not wait for that).
         await client.DisposeAsync();
-        Assert.True(await EventuallyAsync(() => !clientHost.Driver.IsRunning && clientHost.IsDisposed, TimeSpan.FromSeconds(5)));
+        Assert.True(await EventuallyAsync(() => !clientHost.Driver.IsRunning && clientHost.IsReleased, TimeSpan.FromSeconds(5)));
 
         await server.DisposeAsync();
-        Assert.True(await EventuallyAsync(() => !listenerHost.Driver.IsRunning && listenerHost.IsDisposed, TimeSpan.FromSeconds(5)));
+        Assert.True(await EventuallyAsync(() => !listenerHost.Driver.IsRunning && listenerHost.IsReleased, TimeSpan.FromSeconds(5)));
         // The port is free again.
         using var rebind = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp);
         rebind.Bind(listenerHost.Driver.LocalEndPoint);
