@@ -127,7 +127,7 @@ internal sealed class DumperArguments
         },
     };
 
-    private static readonly RootCommand Command = CreateCommand();
+    private static readonly Command Command = CreateCommand();
 
     public string? Hex { get; private set; }
 
@@ -201,19 +201,22 @@ internal sealed class DumperArguments
         parsed.Counters = result.GetValue(CountersOption);
         parsed.Port = result.GetValue(PortOption);
         parsed.KeyLogPath = result.GetValue(KeyLogOption);
-        parsed.OriginalDcid = result.GetValue(OdcidOption);
+        // An absent array-valued option reads as an empty array: only a given one counts.
+        parsed.OriginalDcid = result.GetResult(OdcidOption) is null ? null : result.GetValue(OdcidOption);
         parsed.CidLength = result.GetValue(CidLengthOption);
-        parsed.CidFilter = result.GetValue(CidOption);
+        parsed.CidFilter = result.GetResult(CidOption) is null ? null : result.GetValue(CidOption);
         parsed.FrameFilter = result.GetValue(FrameOption);
         return true;
     }
 
-    private static RootCommand CreateCommand()
+    private static Command CreateCommand()
     {
-        var command = new RootCommand(Description)
+        // A named command rather than RootCommand (named after the host executable): the help reads the same in any host.
+        var command = new Command("DatagramDumper", Description)
         {
             HexOption, FileOption, SampleOption, PcapOption, NetTraceOption, PidOption,
             BinaryOption, SecondsOption, CountersOption, PortOption, KeyLogOption, OdcidOption, CidLengthOption, CidOption, FrameOption,
+            new System.CommandLine.Help.HelpOption { Recursive = true },
         };
         foreach (Option option in command.Options)
         {

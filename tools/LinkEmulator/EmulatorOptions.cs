@@ -89,13 +89,14 @@ internal sealed class EmulatorOptions
     /// The whole command line: the emulator's options (running <paramref name="run"/>, when given, with them) and the
     /// <c>probe server|client</c> commands.
     /// </summary>
-    public static RootCommand CreateCommand(Func<EmulatorOptions, int>? run = null)
+    public static Command CreateCommand(Func<EmulatorOptions, int>? run = null)
     {
-        var command = new RootCommand(Description)
+        var command = new Command("LinkEmulator", Description)
         {
             TunAOption, TunBOption, DelayOption, JitterOption, LossOption, GoodToBadOption, BadToGoodOption, LossInBadOption,
             LossInGoodOption, ReorderOption, ReorderGapOption, RateOption, QueueOption, SeedOption, StatsJsonOption,
             StatsIntervalOption, DurationOption, ProbeCommand.Create(),
+            new System.CommandLine.Help.HelpOption { Recursive = true },
         };
         foreach (Option option in command.Options)
         {

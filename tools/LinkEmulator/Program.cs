@@ -10,7 +10,7 @@ internal static class Program
 
     public static int Main(string[] args)
     {
-        RootCommand command = EmulatorOptions.CreateCommand(Run);
+        Command command = EmulatorOptions.CreateCommand(Run);
         ParseResult result = command.Parse(args);
         if (result.Errors.Count > 0)
         {

@@ -146,10 +146,11 @@ public sealed class PerfOptions
             };
             CertOption.AcceptOnlyFromAmong("ecdsa", "rsa");
 
-            Root = new RootCommand(Description)
+            Root = new Command("QuicPerf", Description)
             {
                 ServerOption, ClientOption, PortOption, SecondsOption, BytesOption, StreamsOption, WindowOption,
                 ProviderOption, IPv6Option, CipherOption, CertOption,
+                new System.CommandLine.Help.HelpOption { Recursive = true },
             };
             foreach (Option option in Root.Options)
             {
@@ -167,7 +168,7 @@ public sealed class PerfOptions
 
         private readonly PerfTransportKind _defaultKind;
 
-        public RootCommand Root { get; }
+        public Command Root { get; }
 
         public Option<bool> ServerOption { get; }
 
