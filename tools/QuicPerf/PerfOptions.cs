@@ -42,7 +42,10 @@ public sealed class PerfOptions
     public int StreamWindow { get; private set; } = 16 * 1024 * 1024;
 
     /// <summary>The full --help text (with the library's current default provider).</summary>
-    public static string Usage => new PerfCommandLine(System.Net.Quic.Managed.QuicProviderSelection.Default).HelpText();
+    public static string Usage => UsageFor(System.Net.Quic.Managed.QuicProviderSelection.Default);
+
+    /// <summary>The full --help text when the library's default provider is <paramref name="libraryDefault"/>.</summary>
+    public static string UsageFor(System.Net.Quic.Managed.QuicProvider libraryDefault) => new PerfCommandLine(libraryDefault).HelpText();
 
     public static bool TryParse(string[] args, out PerfOptions options, out string error)
         => TryParse(args, System.Net.Quic.Managed.QuicProviderSelection.Default, out options, out error);
