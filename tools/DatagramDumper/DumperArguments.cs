@@ -17,20 +17,20 @@ internal sealed class DumperArguments
         Exit codes: 0 success, 1 an input file cannot be read, 2 bad arguments.
         """;
 
-    private static readonly Option<string?> HexOption = new("--hex")
+    private static readonly Option<string?> s_hexOption = new("--hex")
     {
         HelpName = "HEX",
         Description = "Input: one datagram as hex.",
         CustomParser = r => Check(r, v => HexText.TryParse(v, out _), _ => "--hex: not valid hex"),
     };
 
-    private static readonly Option<string?> FileOption = new("--file")
+    private static readonly Option<string?> s_fileOption = new("--file")
     {
         HelpName = "PATH",
         Description = "Input: hex datagrams, one per line ('#' starts a comment); with --binary: one raw datagram.",
     };
 
-    private static readonly Option<string?> SampleOption = new("--sample")
+    private static readonly Option<string?> s_sampleOption = new("--sample")
     {
         HelpName = "NAME",
         Description = $"Input: an embedded sample: {string.Join(" | ", SampleDatagrams.Names)}.",
@@ -40,32 +40,32 @@ internal sealed class DumperArguments
             v => $"--sample: unknown sample '{v}' (known: {string.Join(", ", SampleDatagrams.Names)})"),
     };
 
-    private static readonly Option<string?> PcapOption = new("--pcap")
+    private static readonly Option<string?> s_pcapOption = new("--pcap")
     {
         HelpName = "PATH",
         Description = "Input: a pcap or pcapng capture (Ethernet, Linux SLL/SLL2, raw IPv4/IPv6; UDP).",
     };
 
-    private static readonly Option<string?> NetTraceOption = new("--nettrace")
+    private static readonly Option<string?> s_netTraceOption = new("--nettrace")
     {
         HelpName = "PATH",
         Description = "Input: an EventPipe trace with the System.Net.Quic.Managed datagram events "
             + "(dotnet-trace collect -p PID --providers System.Net.Quic.Managed:0x1:5).",
     };
 
-    private static readonly Option<int?> PidOption = new("--pid")
+    private static readonly Option<int?> s_pidOption = new("--pid")
     {
         HelpName = "PID",
         Description = "Input: attach to a running process through EventPipe and print its datagrams live.",
         CustomParser = r => Int(r, 1, int.MaxValue, "--pid: expected a process ID"),
     };
 
-    private static readonly Option<bool> BinaryOption = new("--binary")
+    private static readonly Option<bool> s_binaryOption = new("--binary")
     {
         Description = "--file holds raw bytes instead of hex.",
     };
 
-    private static readonly Option<int> SecondsOption = new("--seconds")
+    private static readonly Option<int> s_secondsOption = new("--seconds")
     {
         HelpName = "N",
         Description = "--pid: stop after N seconds (1..86400).",
@@ -73,47 +73,47 @@ internal sealed class DumperArguments
         CustomParser = r => Int(r, 1, 86_400, "--seconds: expected 1..86400") ?? 0,
     };
 
-    private static readonly Option<bool> CountersOption = new("--counters")
+    private static readonly Option<bool> s_countersOption = new("--counters")
     {
         Description = "--pid or --nettrace: print the counters (EventCounters and Meter instruments, like "
             + "dotnet-counters monitor) instead of datagrams.",
     };
 
-    private static readonly Option<int?> PortOption = new("--port")
+    private static readonly Option<int?> s_portOption = new("--port")
     {
         HelpName = "N",
         Description = "--pcap: only UDP datagrams from or to port N.",
         CustomParser = r => Int(r, 0, 65535, "--port: expected 0..65535"),
     };
 
-    private static readonly Option<string?> KeyLogOption = new("--keylog")
+    private static readonly Option<string?> s_keyLogOption = new("--keylog")
     {
         HelpName = "PATH",
         Description = "NSS key log (SSLKEYLOGFILE) to decrypt Handshake and 1-RTT packets.",
     };
 
-    private static readonly Option<byte[]?> OdcidOption = new("--odcid")
+    private static readonly Option<byte[]?> s_odcidOption = new("--odcid")
     {
         HelpName = "HEX",
         Description = "The client's original Destination Connection ID (server Initials without the client's).",
         CustomParser = r => Bytes(r, 20, "--odcid: expected hex of at most 20 bytes"),
     };
 
-    private static readonly Option<int?> CidLengthOption = new("--cid-len")
+    private static readonly Option<int?> s_cidLengthOption = new("--cid-len")
     {
         HelpName = "N",
         Description = "DCID length (0..20) for short headers of connections not seen in long headers.",
         CustomParser = r => Int(r, 0, 20, "--cid-len: expected 0..20 (RFC 9000 §17.2)"),
     };
 
-    private static readonly Option<byte[]?> CidOption = new("--cid")
+    private static readonly Option<byte[]?> s_cidOption = new("--cid")
     {
         HelpName = "HEX",
         Description = "Only packets whose DCID or SCID equals HEX.",
         CustomParser = r => Bytes(r, 255, "--cid: expected hex"),
     };
 
-    private static readonly Option<string?> FrameOption = new("--frame")
+    private static readonly Option<string?> s_frameOption = new("--frame")
     {
         HelpName = "TYPE",
         Description = $"Only frames of TYPE: {string.Join(", ", QuicNames.FrameFilterNames)}.",
@@ -127,7 +127,7 @@ internal sealed class DumperArguments
         },
     };
 
-    private static readonly Command Command = CreateCommand();
+    private static readonly Command s_command = CreateCommand();
 
     public string? Hex { get; private set; }
 
@@ -167,7 +167,7 @@ internal sealed class DumperArguments
         get
         {
             var text = new StringWriter();
-            Command.Parse(["--help"]).Invoke(new InvocationConfiguration { Output = text, Error = text });
+            s_command.Parse(["--help"]).Invoke(new InvocationConfiguration { Output = text, Error = text });
             return text.ToString().TrimEnd();
         }
     }
@@ -177,7 +177,7 @@ internal sealed class DumperArguments
     {
         parsed = new DumperArguments();
         error = null;
-        ParseResult result = Command.Parse(args);
+        ParseResult result = s_command.Parse(args);
         if (result.Action is System.CommandLine.Help.HelpAction)
         {
             parsed.Help = true;
@@ -190,22 +190,22 @@ internal sealed class DumperArguments
             return false;
         }
 
-        parsed.Hex = result.GetValue(HexOption);
-        parsed.FilePath = result.GetValue(FileOption);
-        parsed.Binary = result.GetValue(BinaryOption);
-        parsed.Sample = result.GetValue(SampleOption);
-        parsed.PcapPath = result.GetValue(PcapOption);
-        parsed.NetTracePath = result.GetValue(NetTraceOption);
-        parsed.ProcessId = result.GetValue(PidOption);
-        parsed.Seconds = result.GetValue(SecondsOption);
-        parsed.Counters = result.GetValue(CountersOption);
-        parsed.Port = result.GetValue(PortOption);
-        parsed.KeyLogPath = result.GetValue(KeyLogOption);
+        parsed.Hex = result.GetValue(s_hexOption);
+        parsed.FilePath = result.GetValue(s_fileOption);
+        parsed.Binary = result.GetValue(s_binaryOption);
+        parsed.Sample = result.GetValue(s_sampleOption);
+        parsed.PcapPath = result.GetValue(s_pcapOption);
+        parsed.NetTracePath = result.GetValue(s_netTraceOption);
+        parsed.ProcessId = result.GetValue(s_pidOption);
+        parsed.Seconds = result.GetValue(s_secondsOption);
+        parsed.Counters = result.GetValue(s_countersOption);
+        parsed.Port = result.GetValue(s_portOption);
+        parsed.KeyLogPath = result.GetValue(s_keyLogOption);
         // An absent array-valued option reads as an empty array: only a given one counts.
-        parsed.OriginalDcid = result.GetResult(OdcidOption) is null ? null : result.GetValue(OdcidOption);
-        parsed.CidLength = result.GetValue(CidLengthOption);
-        parsed.CidFilter = result.GetResult(CidOption) is null ? null : result.GetValue(CidOption);
-        parsed.FrameFilter = result.GetValue(FrameOption);
+        parsed.OriginalDcid = result.GetResult(s_odcidOption) is null ? null : result.GetValue(s_odcidOption);
+        parsed.CidLength = result.GetValue(s_cidLengthOption);
+        parsed.CidFilter = result.GetResult(s_cidOption) is null ? null : result.GetValue(s_cidOption);
+        parsed.FrameFilter = result.GetValue(s_frameOption);
         return true;
     }
 
@@ -214,8 +214,8 @@ internal sealed class DumperArguments
         // A named command rather than RootCommand (named after the host executable): the help reads the same in any host.
         var command = new Command("DatagramDumper", Description)
         {
-            HexOption, FileOption, SampleOption, PcapOption, NetTraceOption, PidOption,
-            BinaryOption, SecondsOption, CountersOption, PortOption, KeyLogOption, OdcidOption, CidLengthOption, CidOption, FrameOption,
+            s_hexOption, s_fileOption, s_sampleOption, s_pcapOption, s_netTraceOption, s_pidOption,
+            s_binaryOption, s_secondsOption, s_countersOption, s_portOption, s_keyLogOption, s_odcidOption, s_cidLengthOption, s_cidOption, s_frameOption,
             new System.CommandLine.Help.HelpOption { Recursive = true },
         };
         foreach (Option option in command.Options)
@@ -226,7 +226,7 @@ internal sealed class DumperArguments
         command.Validators.Add(static r =>
         {
             int inputs = 0;
-            foreach (Option input in new Option[] { HexOption, FileOption, SampleOption, PcapOption, NetTraceOption, PidOption })
+            foreach (Option input in new Option[] { s_hexOption, s_fileOption, s_sampleOption, s_pcapOption, s_netTraceOption, s_pidOption })
             {
                 // Every occurrence counts: "--hex 00 --hex 01" is two inputs, as before.
                 if (r.GetResult(input) is { } given) inputs += Math.Max(1, given.IdentifierTokenCount);
@@ -236,15 +236,15 @@ internal sealed class DumperArguments
             {
                 r.AddError(inputs == 0 ? "no input: give one of --hex, --file, --sample, --pcap, --nettrace, --pid" : "give exactly one input");
             }
-            else if (Given(r, CountersOption) && !Given(r, PidOption) && !Given(r, NetTraceOption))
+            else if (Given(r, s_countersOption) && !Given(r, s_pidOption) && !Given(r, s_netTraceOption))
             {
                 r.AddError("--counters applies to --pid and --nettrace only");
             }
-            else if (Given(r, BinaryOption) && !Given(r, FileOption))
+            else if (Given(r, s_binaryOption) && !Given(r, s_fileOption))
             {
                 r.AddError("--binary applies to --file only");
             }
-            else if (Given(r, PortOption) && !Given(r, PcapOption))
+            else if (Given(r, s_portOption) && !Given(r, s_pcapOption))
             {
                 r.AddError("--port applies to --pcap only");
             }

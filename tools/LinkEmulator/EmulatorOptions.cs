@@ -15,46 +15,46 @@ internal sealed class EmulatorOptions
         Exit codes: 0 ok, 2 bad arguments.
         """;
 
-    private static readonly ImpairmentOptions Defaults = new();
+    private static readonly ImpairmentOptions s_defaults = new();
 
-    private static readonly Option<string> TunAOption = new("--tun-a")
+    private static readonly Option<string> s_tunAOption = new("--tun-a")
     {
         HelpName = "NAME",
         Description = "Name of the first TUN device.",
         DefaultValueFactory = _ => "emuA",
     };
 
-    private static readonly Option<string> TunBOption = new("--tun-b")
+    private static readonly Option<string> s_tunBOption = new("--tun-b")
     {
         HelpName = "NAME",
         Description = "Name of the second TUN device.",
         DefaultValueFactory = _ => "emuB",
     };
 
-    private static readonly Option<double> DelayOption = NonNegative("--delay-ms", "D", "One-way propagation delay in milliseconds.", Defaults.DelayUs / 1000.0);
+    private static readonly Option<double> s_delayOption = NonNegative("--delay-ms", "D", "One-way propagation delay in milliseconds.", s_defaults.DelayUs / 1000.0);
 
-    private static readonly Option<double> JitterOption = NonNegative(
-        "--jitter-ms", "J", "Half-width of a uniform jitter added to the delay, in milliseconds (jitter alone never reorders).", Defaults.JitterUs / 1000.0);
+    private static readonly Option<double> s_jitterOption = NonNegative(
+        "--jitter-ms", "J", "Half-width of a uniform jitter added to the delay, in milliseconds (jitter alone never reorders).", s_defaults.JitterUs / 1000.0);
 
-    private static readonly Option<double> LossOption = Probability("--loss", "P", "Independent loss probability per packet (when Gilbert-Elliott is off).", Defaults.LossProbability);
+    private static readonly Option<double> s_lossOption = Probability("--loss", "P", "Independent loss probability per packet (when Gilbert-Elliott is off).", s_defaults.LossProbability);
 
-    private static readonly Option<double> GoodToBadOption = Probability("--ge-p", "P(G->B)", "Gilbert-Elliott burst loss: probability of moving Good->Bad per packet; 0 disables the model.", Defaults.BurstGoodToBad);
+    private static readonly Option<double> s_goodToBadOption = Probability("--ge-p", "P(G->B)", "Gilbert-Elliott burst loss: probability of moving Good->Bad per packet; 0 disables the model.", s_defaults.BurstGoodToBad);
 
-    private static readonly Option<double> BadToGoodOption = Probability("--ge-r", "P(B->G)", "Gilbert-Elliott: probability of moving Bad->Good per packet.", Defaults.BurstBadToGood);
+    private static readonly Option<double> s_badToGoodOption = Probability("--ge-r", "P(B->G)", "Gilbert-Elliott: probability of moving Bad->Good per packet.", s_defaults.BurstBadToGood);
 
-    private static readonly Option<double> LossInBadOption = Probability("--ge-loss-bad", "P", "Gilbert-Elliott: loss probability in the Bad state.", Defaults.BurstLossInBad);
+    private static readonly Option<double> s_lossInBadOption = Probability("--ge-loss-bad", "P", "Gilbert-Elliott: loss probability in the Bad state.", s_defaults.BurstLossInBad);
 
-    private static readonly Option<double> LossInGoodOption = Probability("--ge-loss-good", "P", "Gilbert-Elliott: loss probability in the Good state.", Defaults.BurstLossInGood);
+    private static readonly Option<double> s_lossInGoodOption = Probability("--ge-loss-good", "P", "Gilbert-Elliott: loss probability in the Good state.", s_defaults.BurstLossInGood);
 
-    private static readonly Option<double> ReorderOption = Probability("--reorder", "P", "Probability that a packet is held back by the reorder gap so later packets overtake it.", Defaults.ReorderProbability);
+    private static readonly Option<double> s_reorderOption = Probability("--reorder", "P", "Probability that a packet is held back by the reorder gap so later packets overtake it.", s_defaults.ReorderProbability);
 
-    private static readonly Option<double> ReorderGapOption = NonNegative("--reorder-gap-ms", "G", "Extra hold of a reordered packet, in milliseconds.", Defaults.ReorderGapUs / 1000.0);
+    private static readonly Option<double> s_reorderGapOption = NonNegative("--reorder-gap-ms", "G", "Extra hold of a reordered packet, in milliseconds.", s_defaults.ReorderGapUs / 1000.0);
 
-    private static readonly Option<double> RateOption = NonNegative("--rate-mbit", "R", "Bottleneck rate in Mbit/s; 0 means unlimited (no serialization delay, no queue).", Defaults.RateBitsPerSecond / 1e6);
+    private static readonly Option<double> s_rateOption = NonNegative("--rate-mbit", "R", "Bottleneck rate in Mbit/s; 0 means unlimited (no serialization delay, no queue).", s_defaults.RateBitsPerSecond / 1e6);
 
-    private static readonly Option<double> QueueOption = NonNegative("--queue-kb", "Q", "Drop-tail limit in KiB on bytes waiting at the bottleneck (only with a rate).", Defaults.QueueLimitBytes / 1024.0);
+    private static readonly Option<double> s_queueOption = NonNegative("--queue-kb", "Q", "Drop-tail limit in KiB on bytes waiting at the bottleneck (only with a rate).", s_defaults.QueueLimitBytes / 1024.0);
 
-    private static readonly Option<int> SeedOption = new("--seed")
+    private static readonly Option<int> s_seedOption = new("--seed")
     {
         HelpName = "S",
         Description = "Seed of the random impairments (same seed, same fates).",
@@ -67,15 +67,15 @@ internal sealed class EmulatorOptions
         },
     };
 
-    private static readonly Option<string?> StatsJsonOption = new("--stats-json")
+    private static readonly Option<string?> s_statsJsonOption = new("--stats-json")
     {
         HelpName = "PATH",
         Description = "Write the counters of both directions as JSON to PATH every stats interval and at exit.",
     };
 
-    private static readonly Option<double> StatsIntervalOption = Number("--stats-interval-s", "T", "Seconds between two writes of --stats-json.", 1.0, static _ => true, "");
+    private static readonly Option<double> s_statsIntervalOption = Number("--stats-interval-s", "T", "Seconds between two writes of --stats-json.", 1.0, static _ => true, "");
 
-    private static readonly Option<double> DurationOption = Number("--duration-s", "N", "Stop after N seconds; 0 (or less) runs until SIGINT/SIGTERM.", 0, static _ => true, "");
+    private static readonly Option<double> s_durationOption = Number("--duration-s", "N", "Stop after N seconds; 0 (or less) runs until SIGINT/SIGTERM.", 0, static _ => true, "");
 
     public string TunA { get; set; } = "emuA";
     public string TunB { get; set; } = "emuB";
@@ -93,9 +93,9 @@ internal sealed class EmulatorOptions
     {
         var command = new Command("LinkEmulator", Description)
         {
-            TunAOption, TunBOption, DelayOption, JitterOption, LossOption, GoodToBadOption, BadToGoodOption, LossInBadOption,
-            LossInGoodOption, ReorderOption, ReorderGapOption, RateOption, QueueOption, SeedOption, StatsJsonOption,
-            StatsIntervalOption, DurationOption, ProbeCommand.Create(),
+            s_tunAOption, s_tunBOption, s_delayOption, s_jitterOption, s_lossOption, s_goodToBadOption, s_badToGoodOption, s_lossInBadOption,
+            s_lossInGoodOption, s_reorderOption, s_reorderGapOption, s_rateOption, s_queueOption, s_seedOption, s_statsJsonOption,
+            s_statsIntervalOption, s_durationOption, ProbeCommand.Create(),
             new System.CommandLine.Help.HelpOption { Recursive = true },
         };
         foreach (Option option in command.Options)
@@ -124,25 +124,25 @@ internal sealed class EmulatorOptions
     {
         var o = new EmulatorOptions
         {
-            TunA = result.GetValue(TunAOption)!,
-            TunB = result.GetValue(TunBOption)!,
-            Seed = result.GetValue(SeedOption),
-            StatsJsonPath = result.GetValue(StatsJsonOption),
-            StatsIntervalSeconds = result.GetValue(StatsIntervalOption),
-            DurationSeconds = result.GetValue(DurationOption),
+            TunA = result.GetValue(s_tunAOption)!,
+            TunB = result.GetValue(s_tunBOption)!,
+            Seed = result.GetValue(s_seedOption),
+            StatsJsonPath = result.GetValue(s_statsJsonOption),
+            StatsIntervalSeconds = result.GetValue(s_statsIntervalOption),
+            DurationSeconds = result.GetValue(s_durationOption),
         };
         ImpairmentOptions i = o.Impairment;
-        i.DelayUs = (long)Math.Round(result.GetValue(DelayOption) * 1000);
-        i.JitterUs = (long)Math.Round(result.GetValue(JitterOption) * 1000);
-        i.LossProbability = result.GetValue(LossOption);
-        i.BurstGoodToBad = result.GetValue(GoodToBadOption);
-        i.BurstBadToGood = result.GetValue(BadToGoodOption);
-        i.BurstLossInBad = result.GetValue(LossInBadOption);
-        i.BurstLossInGood = result.GetValue(LossInGoodOption);
-        i.ReorderProbability = result.GetValue(ReorderOption);
-        i.ReorderGapUs = (long)Math.Round(result.GetValue(ReorderGapOption) * 1000);
-        i.RateBitsPerSecond = (long)Math.Round(result.GetValue(RateOption) * 1_000_000);
-        i.QueueLimitBytes = (long)Math.Round(result.GetValue(QueueOption) * 1024);
+        i.DelayUs = (long)Math.Round(result.GetValue(s_delayOption) * 1000);
+        i.JitterUs = (long)Math.Round(result.GetValue(s_jitterOption) * 1000);
+        i.LossProbability = result.GetValue(s_lossOption);
+        i.BurstGoodToBad = result.GetValue(s_goodToBadOption);
+        i.BurstBadToGood = result.GetValue(s_badToGoodOption);
+        i.BurstLossInBad = result.GetValue(s_lossInBadOption);
+        i.BurstLossInGood = result.GetValue(s_lossInGoodOption);
+        i.ReorderProbability = result.GetValue(s_reorderOption);
+        i.ReorderGapUs = (long)Math.Round(result.GetValue(s_reorderGapOption) * 1000);
+        i.RateBitsPerSecond = (long)Math.Round(result.GetValue(s_rateOption) * 1_000_000);
+        i.QueueLimitBytes = (long)Math.Round(result.GetValue(s_queueOption) * 1024);
         return o;
     }
 
