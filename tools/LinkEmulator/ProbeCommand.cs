@@ -1,3 +1,5 @@
+using System.CommandLine;
+using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
@@ -13,72 +15,137 @@ namespace QuicManaged.Tools.LinkEmulator;
 /// </summary>
 internal static class ProbeCommand
 {
-    private const string Usage =
-        "LinkEmulator probe server --proto tcp|quic --listen IP:PORT [--duration-s N]\n" +
-        "LinkEmulator probe client --proto tcp|quic --connect IP:PORT --sizes SIZE:REPS[,SIZE:REPS...] [--timeout-s T]\n" +
-        "                          [--delay-label D] [--loss-label L] [--out results.csv]\n" +
-        "Client output: CSV lines (" + "protocol,delay_ms,loss_pct,size,rep,handshake_ms,ttfb_ms,transfer_ms,close_ms,bytes,status).\n" +
-        "After a timeout the remaining repetitions of that size are skipped.";
-
-    public static int Run(string[] args)
+    /// <summary>The <c>probe</c> command with its <c>server</c> and <c>client</c> commands.</summary>
+    public static Command Create()
     {
-        if (args.Length == 0 || args[0] is "--help" or "-h")
+        Option<string> serverProto = Proto();
+        var listen = new Option<IPEndPoint>("--listen")
         {
-            Console.WriteLine(Usage);
-            return args.Length == 0 ? 2 : 0;
-        }
+            HelpName = "IP:PORT",
+            Description = "Address and port to listen on.",
+            Required = true,
+            CustomParser = EndPoint,
+        };
+        var duration = new Option<double>("--duration-s")
+        {
+            HelpName = "N",
+            Description = "Stop after N seconds; 0 serves until SIGINT/SIGTERM.",
+            DefaultValueFactory = _ => 0,
+            CustomParser = Seconds,
+        };
+        var server = new Command("server", "Serve probes (a TCP+TLS or QUIC server answering each request with the size it names).")
+        {
+            serverProto, listen, duration,
+        };
+        server.SetAction(r => Serve(r.GetValue(serverProto)!, r.GetValue(listen)!, r.GetValue(duration)));
 
-        string mode = args[0];
-        string proto = "tcp";
-        string? listen = null, connect = null, outPath = null;
-        string sizes = "1024:3";
-        string delayLabel = "?", lossLabel = "?";
-        double timeoutSeconds = 30, durationSeconds = 0;
-        for (int i = 1; i < args.Length; i++)
+        Option<string> clientProto = Proto();
+        var connect = new Option<IPEndPoint>("--connect")
         {
-            string name = args[i];
-            if (i + 1 >= args.Length)
+            HelpName = "IP:PORT",
+            Description = "The probe server.",
+            Required = true,
+            CustomParser = EndPoint,
+        };
+        var sizes = new Option<string>("--sizes")
+        {
+            HelpName = "SIZE:REPS[,SIZE:REPS...]",
+            Description = "Response sizes in bytes and repetitions of each (REPS defaults to 3).",
+            DefaultValueFactory = _ => "1024:3",
+        };
+        sizes.Validators.Add(r =>
+        {
+            if (r.Tokens.Count > 0 && !TryParseSizes(r.Tokens[0].Value, out _))
             {
-                Console.Error.WriteLine($"{name} needs a value\n{Usage}");
-                return 2;
+                r.AddError($"--sizes: expected SIZE:REPS[,SIZE:REPS...], not '{r.Tokens[0].Value}'");
+            }
+        });
+        var timeout = new Option<double>("--timeout-s")
+        {
+            HelpName = "T",
+            Description = "Timeout of one repetition in seconds; after a timeout the remaining repetitions of that size are skipped.",
+            DefaultValueFactory = _ => 30,
+            CustomParser = Seconds,
+        };
+        var delayLabel = new Option<string>("--delay-label")
+        {
+            HelpName = "D",
+            Description = "Value of the delay_ms column.",
+            DefaultValueFactory = _ => "?",
+        };
+        var lossLabel = new Option<string>("--loss-label")
+        {
+            HelpName = "L",
+            Description = "Value of the loss_pct column.",
+            DefaultValueFactory = _ => "?",
+        };
+        var output = new Option<string?>("--out")
+        {
+            HelpName = "PATH",
+            Description = "Also append the CSV lines to PATH (with a header line when it is created).",
+        };
+        var client = new Command(
+            "client",
+            "Measure fresh connections against a probe server; prints CSV lines ("
+            + ProbeTiming.CsvHeader + ").")
+        {
+            clientProto, connect, sizes, timeout, delayLabel, lossLabel, output,
+        };
+        client.SetAction(r => RunClient(
+            r.GetValue(clientProto)!, r.GetValue(connect)!, r.GetValue(sizes)!, r.GetValue(timeout), r.GetValue(delayLabel)!, r.GetValue(lossLabel)!, r.GetValue(output)));
+
+        return new Command("probe", "The protocol study's probes: one server and one client per protocol, run on the two sides of the emulated link.")
+        {
+            server, client,
+        };
+    }
+
+    private static Option<string> Proto()
+    {
+        var proto = new Option<string>("--proto")
+        {
+            HelpName = "tcp|quic",
+            Description = "tcp: TLS 1.3 over TCP (SslStream); quic: this repository's managed QUIC.",
+            DefaultValueFactory = _ => "tcp",
+        };
+        proto.AcceptOnlyFromAmong("tcp", "quic");
+        return proto;
+    }
+
+    private static IPEndPoint EndPoint(ArgumentResult result)
+    {
+        string token = result.Tokens[0].Value;
+        if (IPEndPoint.TryParse(token, out IPEndPoint? endPoint) && endPoint.Port != 0) return endPoint;
+        result.AddError($"expected IP:PORT, not '{token}'");
+        return new IPEndPoint(IPAddress.Any, 0);
+    }
+
+    private static double Seconds(ArgumentResult result)
+    {
+        string token = result.Tokens[0].Value;
+        if (double.TryParse(token, NumberStyles.Float, CultureInfo.InvariantCulture, out double seconds)) return seconds;
+        result.AddError($"expected a number of seconds, not '{token}'");
+        return 0;
+    }
+
+    private static bool TryParseSizes(string text, out List<(long Size, int Reps)> sizes)
+    {
+        sizes = [];
+        foreach (string item in text.Split(',', StringSplitOptions.RemoveEmptyEntries))
+        {
+            string[] parts = item.Split(':');
+            int reps = 3;
+            if (parts.Length > 2
+                || !long.TryParse(parts[0], NumberStyles.None, CultureInfo.InvariantCulture, out long size)
+                || (parts.Length > 1 && !int.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out reps)))
+            {
+                return false;
             }
 
-            string value = args[++i];
-            switch (name)
-            {
-                case "--proto": proto = value; break;
-                case "--listen": listen = value; break;
-                case "--connect": connect = value; break;
-                case "--sizes": sizes = value; break;
-                case "--timeout-s": timeoutSeconds = double.Parse(value, CultureInfo.InvariantCulture); break;
-                case "--duration-s": durationSeconds = double.Parse(value, CultureInfo.InvariantCulture); break;
-                case "--delay-label": delayLabel = value; break;
-                case "--loss-label": lossLabel = value; break;
-                case "--out": outPath = value; break;
-                default:
-                    Console.Error.WriteLine($"unknown option {name}\n{Usage}");
-                    return 2;
-            }
+            sizes.Add((size, reps));
         }
 
-        if (proto is not ("tcp" or "quic"))
-        {
-            Console.Error.WriteLine("--proto must be tcp or quic");
-            return 2;
-        }
-
-        if (mode == "server" && listen is not null)
-        {
-            return Serve(proto, IPEndPoint.Parse(listen), durationSeconds);
-        }
-
-        if (mode == "client" && connect is not null)
-        {
-            return RunClient(proto, IPEndPoint.Parse(connect), sizes, timeoutSeconds, delayLabel, lossLabel, outPath);
-        }
-
-        Console.Error.WriteLine(Usage);
-        return 2;
+        return true;
     }
 
     private static int Serve(string proto, IPEndPoint listen, double durationSeconds)
@@ -122,11 +189,9 @@ internal static class ProbeCommand
             Console.Error.WriteLine($"warm-up failed: {e.GetType().Name}: {e.Message}");
         }
 
-        foreach (string item in sizes.Split(',', StringSplitOptions.RemoveEmptyEntries))
+        TryParseSizes(sizes, out List<(long Size, int Reps)> parsedSizes);
+        foreach ((long size, int reps) in parsedSizes)
         {
-            string[] parts = item.Split(':');
-            long size = long.Parse(parts[0], CultureInfo.InvariantCulture);
-            int reps = parts.Length > 1 ? int.Parse(parts[1], CultureInfo.InvariantCulture) : 3;
             for (int rep = 1; rep <= reps; rep++)
             {
                 ProbeTiming timing;

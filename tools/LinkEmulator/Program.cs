@@ -1,3 +1,5 @@
+using System.CommandLine;
+using System.CommandLine.Parsing;
 using System.Runtime.InteropServices;
 
 namespace QuicManaged.Tools.LinkEmulator;
@@ -8,29 +10,28 @@ internal static class Program
 
     public static int Main(string[] args)
     {
-        if (args.Length > 0 && args[0] == "probe")
+        Command command = EmulatorOptions.CreateCommand(Run);
+        ParseResult result = command.Parse(args);
+        if (result.Errors.Count > 0)
         {
-            return ProbeCommand.Run(args.AsSpan(1).ToArray());
-        }
+            Console.Error.WriteLine($"error: {result.Errors[0].Message}");
+            // The help of the (sub)command the error is in.
+            var path = new List<string> { "--help" };
+            for (CommandResult? c = result.CommandResult; c?.Parent is CommandResult parent; c = parent)
+            {
+                path.Insert(0, c.Command.Name);
+            }
 
-        if (args.Length > 0 && (args[0] == "--help" || args[0] == "-h"))
-        {
-            Console.WriteLine(EmulatorOptions.Usage);
-            return 0;
-        }
-
-        EmulatorOptions options;
-        try
-        {
-            options = EmulatorOptions.Parse(args);
-        }
-        catch (Exception e) when (e is ArgumentException or FormatException or OverflowException)
-        {
-            Console.Error.WriteLine(e.Message);
-            Console.Error.WriteLine(EmulatorOptions.Usage);
+            command.Parse(path).Invoke(new InvocationConfiguration { Output = Console.Error });
             return 2;
         }
 
+        // The emulator, a probe, or --help / --version.
+        return result.Invoke();
+    }
+
+    private static int Run(EmulatorOptions options)
+    {
         var loop = new EmulatorLoop(options);
         using PosixSignalRegistration term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, c => { c.Cancel = true; loop.RequestStop(); });
         using PosixSignalRegistration interrupt = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => { c.Cancel = true; loop.RequestStop(); });

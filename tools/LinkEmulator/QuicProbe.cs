@@ -11,7 +11,7 @@ namespace QuicManaged.Tools.LinkEmulator;
 internal static class QuicProbe
 {
     private const int ChunkSize = 64 * 1024;
-    private static readonly SslApplicationProtocol Alpn = new("quicmanaged-probe");
+    private static readonly SslApplicationProtocol s_alpn = new("quicmanaged-probe");
 
     public static async Task ServeAsync(IPEndPoint listen, X509Certificate2 certificate, CancellationToken cancellationToken)
     {
@@ -22,14 +22,14 @@ internal static class QuicProbe
             MaxInboundBidirectionalStreams = 4,
             ServerAuthenticationOptions = new SslServerAuthenticationOptions
             {
-                ApplicationProtocols = [Alpn],
+                ApplicationProtocols = [s_alpn],
                 ServerCertificate = certificate,
             },
         };
         await using QuicListener listener = await QuicListener.ListenAsync(new QuicListenerOptions
         {
             ListenEndPoint = listen,
-            ApplicationProtocols = [Alpn],
+            ApplicationProtocols = [s_alpn],
             ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(serverOptions),
         }, cancellationToken).ConfigureAwait(false);
         Console.Error.WriteLine($"quic probe server listening on {listen}");
@@ -95,7 +95,7 @@ internal static class QuicProbe
             DefaultCloseErrorCode = 0,
             ClientAuthenticationOptions = new SslClientAuthenticationOptions
             {
-                ApplicationProtocols = [Alpn],
+                ApplicationProtocols = [s_alpn],
                 TargetHost = "probe",
                 RemoteCertificateValidationCallback = static (_, _, _, _) => true,
             },

@@ -1,29 +1,19 @@
+using System.CommandLine;
+using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Net.Security;
 using QuicManaged.Tools.QuicPerf.Transport;
 
 namespace QuicManaged.Tools.QuicPerf;
 
-/// <summary>Command line of QuicPerf.</summary>
+/// <summary>Command line of QuicPerf (System.CommandLine).</summary>
 public sealed class PerfOptions
 {
-    public const string Usage = """
-        usage: QuicPerf [-s | -c HOST] [-p PORT] [-t SECONDS] [--bytes N[K|M|G]] [--streams N]
-                        [--provider managed|msquic|msquic-direct|tcp-tls] [--ipv6] [--cipher aes128|aes256|chacha20] [--cert ecdsa|rsa]
-                        [--window N[K|M]]
-          With neither -s nor -c: a loopback transfer (download: the server sends, the client counts) between a
-          client and a server in this process. Default: 10 seconds, 1 stream, IPv4, and the library's provider
-          (managed unless DOTNET_SYSTEM_NET_QUIC_PROVIDER=msquic or the System.Net.Quic.Managed.Provider switch says so).
-          --provider       managed / msquic: this library's public API on that provider (QuicProvider); msquic-direct:
-                           System.Net.Quic itself, bypassing the library; tcp-tls: SslStream over TCP
-          -s               run a server on PORT (all addresses) until Ctrl-C
-          -c HOST          run a client against a QuicPerf server on HOST:PORT (name or address)
-          -p, --port N     server port for -s/-c (default 18080, qperf's)
-          -t, --seconds N  duration of the download (default 10)
-          --bytes N        transfer N bytes in total (split over the streams) instead of running for -t
-          --streams N      parallel streams on one connection (tcp-tls: N connections)
-          --window N       QUIC stream receive window, a power of 2 (default 16M)
-        exit codes: 0 ok, 1 bad arguments or transfer failed, 2 provider not available here (reason printed)
+    private const string Description = """
+        Throughput of a QUIC download (the server sends, the client counts). With neither -s nor -c: a loopback
+        transfer between a client and a server in this process, over IPv4 and the library's provider (managed unless
+        DOTNET_SYSTEM_NET_QUIC_PROVIDER=msquic or the System.Net.Quic.Managed.Provider switch says so).
+        Exit codes: 0 ok, 1 bad arguments or transfer failed, 2 provider not available here (reason printed).
         """;
 
     public double Seconds { get; private set; } = 10;
@@ -51,95 +41,215 @@ public sealed class PerfOptions
 
     public int StreamWindow { get; private set; } = 16 * 1024 * 1024;
 
+    /// <summary>The full --help text (with the library's current default provider).</summary>
+    public static string Usage => UsageFor(System.Net.Quic.Managed.QuicProviderSelection.Default);
+
+    /// <summary>The full --help text when the library's default provider is <paramref name="libraryDefault"/>.</summary>
+    public static string UsageFor(System.Net.Quic.Managed.QuicProvider libraryDefault) => new PerfCommandLine(libraryDefault).HelpText();
+
     public static bool TryParse(string[] args, out PerfOptions options, out string error)
         => TryParse(args, System.Net.Quic.Managed.QuicProviderSelection.Default, out options, out error);
 
-    /// <summary>Parses <paramref name="args"/>; without --provider, <paramref name="libraryDefault"/> decides.</summary>
+    /// <summary>
+    /// Parses <paramref name="args"/>; without --provider, <paramref name="libraryDefault"/> decides. False with an
+    /// empty <paramref name="error"/> means --help was asked for.
+    /// </summary>
     public static bool TryParse(string[] args, System.Net.Quic.Managed.QuicProvider libraryDefault, out PerfOptions options, out string error)
     {
-        options = new PerfOptions { Provider = PerfTransport.FromLibraryProvider(libraryDefault) };
-        error = "";
-        for (int i = 0; i < args.Length; i++)
+        var cli = new PerfCommandLine(libraryDefault);
+        return cli.TryBind(cli.Root.Parse(args), out options, out error);
+    }
+
+    /// <summary>The System.CommandLine definition: every option with its aliases, default, description and validation.</summary>
+    internal sealed class PerfCommandLine
+    {
+        public PerfCommandLine(System.Net.Quic.Managed.QuicProvider libraryDefault)
         {
-            string arg = args[i];
-            string? value = i + 1 < args.Length ? args[i + 1] : null;
-            switch (arg)
+            PerfTransportKind defaultKind = _defaultKind = PerfTransport.FromLibraryProvider(libraryDefault);
+            ServerOption = new Option<bool>("-s") { Description = "Run a server on PORT (all addresses) until Ctrl-C." };
+            ClientOption = new Option<string?>("-c")
             {
-                case "-s":
-                    options.Server = true;
-                    break;
-                case "-c" when value is not null && !value.StartsWith('-'):
-                    options.ClientOf = value;
-                    i++;
-                    break;
-                case "-p" or "--port" when value is not null && int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int port) && port is > 0 and <= 65535:
-                    options.Port = port;
-                    i++;
-                    break;
-                case "-t" or "--seconds" when value is not null && double.TryParse(value, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s > 0:
-                    options.Seconds = s;
-                    i++;
-                    break;
-                case "--bytes" when value is not null && TryParseSize(value, out long b) && b > 0:
-                    options.Bytes = b;
-                    i++;
-                    break;
-                case "--streams" when value is not null && int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n is > 0 and <= 1000:
-                    options.Streams = n;
-                    i++;
-                    break;
-                case "--window" when value is not null && TryParseSize(value, out long w) && w is >= 1024 and <= 1L << 30 && (w & (w - 1)) == 0:
-                    options.StreamWindow = (int)w;
-                    i++;
-                    break;
-                case "--provider" when value is not null:
-                    switch (value)
+                HelpName = "HOST",
+                Description = "Run a client against a QuicPerf server on HOST:PORT (name or address).",
+                CustomParser = r => Value(r, v => v.StartsWith('-') ? null : v),
+            };
+            PortOption = new Option<int>("--port", "-p")
+            {
+                HelpName = "N",
+                Description = "Server port for -s/-c (qperf's default).",
+                DefaultValueFactory = _ => 18080,
+                CustomParser = r => Value(r, v => int.TryParse(v, NumberStyles.None, CultureInfo.InvariantCulture, out int p) && p is > 0 and <= 65535 ? p : (int?)null),
+            };
+            SecondsOption = new Option<double>("--seconds", "-t")
+            {
+                HelpName = "N",
+                Description = "Duration of the download in seconds.",
+                DefaultValueFactory = _ => 10,
+                CustomParser = r => Value(r, v => double.TryParse(v, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s > 0 ? s : (double?)null),
+            };
+            BytesOption = new Option<long?>("--bytes")
+            {
+                HelpName = "N[K|M|G]",
+                Description = "Transfer N bytes in total (split over the streams) instead of running for -t.",
+                CustomParser = r => Value(r, v => TryParseSize(v, out long b) && b > 0 ? b : (long?)null),
+            };
+            StreamsOption = new Option<int>("--streams")
+            {
+                HelpName = "N",
+                Description = "Parallel streams on one connection, 1..1000 (tcp-tls: N connections).",
+                DefaultValueFactory = _ => 1,
+                CustomParser = r => Value(r, v => int.TryParse(v, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n is > 0 and <= 1000 ? n : (int?)null),
+            };
+            WindowOption = new Option<int>("--window")
+            {
+                HelpName = "N[K|M]",
+                Description = "QUIC stream receive window in bytes, a power of 2 from 1K to 1G (default 16M).",
+                DefaultValueFactory = _ => 16 * 1024 * 1024,
+                CustomParser = r => Value(r, v => TryParseSize(v, out long w) && w is >= 1024 and <= 1L << 30 && (w & (w - 1)) == 0 ? (int)w : (int?)null),
+            };
+            ProviderOption = new Option<PerfTransportKind?>("--provider")
+            {
+                HelpName = "managed|msquic|msquic-direct|tcp-tls",
+                Description = "managed / msquic: this library's public API on that provider (QuicProvider); msquic-direct: "
+                    + "System.Net.Quic itself, bypassing the library; tcp-tls (or tcp, ssl): SslStream over TCP. "
+                    + $"Default: the library's provider selection (here: {PerfTransport.DisplayName(defaultKind)}).",
+                CustomParser = r => Value(
+                    r,
+                    v => v switch
                     {
-                        case "managed": options.Provider = PerfTransportKind.Managed; break;
-                        case "msquic": options.Provider = PerfTransportKind.LibraryMsQuic; break;
-                        case "msquic-direct": options.Provider = PerfTransportKind.MsQuic; break;
-                        case "tcp-tls" or "tcp" or "ssl": options.Provider = PerfTransportKind.TcpTls; break;
-                        default: error = $"unknown provider '{value}'"; return false;
-                    }
-                    i++;
-                    break;
-                case "--cipher" when value is not null:
-                    switch (value)
+                        "managed" => PerfTransportKind.Managed,
+                        "msquic" => PerfTransportKind.LibraryMsQuic,
+                        "msquic-direct" => PerfTransportKind.MsQuic,
+                        "tcp-tls" or "tcp" or "ssl" => PerfTransportKind.TcpTls,
+                        _ => (PerfTransportKind?)null,
+                    },
+                    v => $"unknown provider '{v}'"),
+            };
+            IPv6Option = new Option<bool>("--ipv6") { Description = "Loopback over IPv6 (::1) instead of IPv4." };
+            CipherOption = new Option<TlsCipherSuite?>("--cipher")
+            {
+                HelpName = "aes128|aes256|chacha20",
+                Description = "Offer only this TLS 1.3 cipher suite on both ends (default: the platform's list).",
+                CustomParser = r => Value(
+                    r,
+                    v => v switch
                     {
-                        case "aes128": options.Cipher = TlsCipherSuite.TLS_AES_128_GCM_SHA256; break;
-                        case "aes256": options.Cipher = TlsCipherSuite.TLS_AES_256_GCM_SHA384; break;
-                        case "chacha20": options.Cipher = TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256; break;
-                        default: error = $"unknown cipher '{value}'"; return false;
-                    }
-                    i++;
-                    break;
-                case "--cert" when value is "ecdsa" or "rsa":
-                    options.RsaCertificate = value == "rsa";
-                    i++;
-                    break;
-                case "--ipv6":
-                    options.IPv6 = true;
-                    break;
-                case "-h" or "--help":
-                    error = "";
-                    return false;
-                default:
-                    error = value is null || !arg.StartsWith("-", StringComparison.Ordinal)
-                        ? $"unexpected argument '{arg}'"
-                        : $"bad value '{value}' for {arg}";
-                    return false;
+                        "aes128" => TlsCipherSuite.TLS_AES_128_GCM_SHA256,
+                        "aes256" => TlsCipherSuite.TLS_AES_256_GCM_SHA384,
+                        "chacha20" => TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256,
+                        _ => (TlsCipherSuite?)null,
+                    },
+                    v => $"unknown cipher '{v}'"),
+            };
+            CertOption = new Option<string>("--cert")
+            {
+                HelpName = "ecdsa|rsa",
+                Description = "Key type of the self-signed server certificate.",
+                DefaultValueFactory = _ => "ecdsa",
+            };
+            CertOption.AcceptOnlyFromAmong("ecdsa", "rsa");
+
+            Root = new Command("QuicPerf", Description)
+            {
+                ServerOption, ClientOption, PortOption, SecondsOption, BytesOption, StreamsOption, WindowOption,
+                ProviderOption, IPv6Option, CipherOption, CertOption,
+                new System.CommandLine.Help.HelpOption { Recursive = true },
+            };
+            foreach (Option option in Root.Options)
+            {
+                if (option.Action is System.CommandLine.Help.HelpAction help) help.MaxWidth = 120;
             }
+
+            Root.Validators.Add(r =>
+            {
+                if (r.GetResult(ServerOption) is { Implicit: false } && r.GetResult(ClientOption) is { Implicit: false })
+                {
+                    r.AddError("-s and -c exclude each other");
+                }
+            });
         }
-        if (options.Server && options.ClientOf is not null)
+
+        private readonly PerfTransportKind _defaultKind;
+
+        public Command Root { get; }
+
+        public Option<bool> ServerOption { get; }
+
+        public Option<string?> ClientOption { get; }
+
+        public Option<int> PortOption { get; }
+
+        public Option<double> SecondsOption { get; }
+
+        public Option<long?> BytesOption { get; }
+
+        public Option<int> StreamsOption { get; }
+
+        public Option<int> WindowOption { get; }
+
+        public Option<PerfTransportKind?> ProviderOption { get; }
+
+        public Option<bool> IPv6Option { get; }
+
+        public Option<TlsCipherSuite?> CipherOption { get; }
+
+        public Option<string> CertOption { get; }
+
+        public string HelpText()
         {
-            error = "-s and -c exclude each other";
-            return false;
+            var text = new StringWriter();
+            Root.Parse(["--help"]).Invoke(new InvocationConfiguration { Output = text, Error = text });
+            return text.ToString().TrimEnd();
         }
-        return true;
+
+        public bool TryBind(ParseResult result, out PerfOptions options, out string error)
+        {
+            options = new PerfOptions();
+            error = "";
+            if (result.Action is System.CommandLine.Help.HelpAction) return false;
+            if (result.Errors.Count > 0)
+            {
+                error = result.Errors[0].Message;
+                return false;
+            }
+
+            options.Server = result.GetValue(ServerOption);
+            options.ClientOf = result.GetValue(ClientOption);
+            options.Port = result.GetValue(PortOption);
+            options.Seconds = result.GetValue(SecondsOption);
+            options.Bytes = result.GetValue(BytesOption);
+            options.Streams = result.GetValue(StreamsOption);
+            options.StreamWindow = result.GetValue(WindowOption);
+            options.Provider = result.GetValue(ProviderOption) ?? _defaultKind;
+            options.IPv6 = result.GetValue(IPv6Option);
+            options.Cipher = result.GetValue(CipherOption);
+            options.RsaCertificate = result.GetValue(CertOption) == "rsa";
+            return true;
+        }
+
+        /// <summary>Converts the option's single token with <paramref name="convert"/>; null from it is a "bad value" error.</summary>
+        private static T Value<T>(ArgumentResult result, Func<string, T?> convert, Func<string, string>? message = null)
+            where T : struct
+        {
+            string token = result.Tokens[0].Value;
+            if (convert(token) is { } value) return value;
+            result.AddError(message?.Invoke(token) ?? $"bad value '{token}' for {((OptionResult)result.Parent!).IdentifierToken?.Value}");
+            return default;
+        }
+
+        private static string? Value(ArgumentResult result, Func<string, string?> convert)
+        {
+            string token = result.Tokens[0].Value;
+            if (convert(token) is { } value) return value;
+            result.AddError($"bad value '{token}' for {((OptionResult)result.Parent!).IdentifierToken?.Value}");
+            return null;
+        }
     }
 
     private static bool TryParseSize(string text, out long bytes)
     {
+        bytes = 0;
+        if (text.Length == 0) return false;
         long multiplier = 1;
         char last = char.ToUpperInvariant(text[^1]);
         if (last is 'K' or 'M' or 'G')
@@ -147,7 +257,7 @@ public sealed class PerfOptions
             multiplier = last switch { 'K' => 1L << 10, 'M' => 1L << 20, _ => 1L << 30 };
             text = text[..^1];
         }
-        bytes = 0;
+
         if (!long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out long n) || n > long.MaxValue / multiplier) return false;
         bytes = n * multiplier;
         return true;

@@ -153,7 +153,7 @@ public sealed class PerfRun
         long sentPackets = 0, lostPackets = 0;
         foreach (PerfClientConnection c in connections)
         {
-            if (c is ManagedQuicClientConnection quic && kind == PerfTransportKind.Managed)
+            if (c is QuicApiClientConnection<System.Net.Quic.Managed.QuicConnection> quic && kind == PerfTransportKind.Managed)
             {
                 System.Net.Quic.Managed.QuicConnectionStatistics st = quic.Connection.GetStatistics();
                 sentPackets += st.PacketsSent;

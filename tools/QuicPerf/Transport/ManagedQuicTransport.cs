@@ -1,136 +1,73 @@
-using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Quic.Managed;
+using System.Net.Security;
 
 namespace QuicManaged.Tools.QuicPerf.Transport;
 
 /// <summary>Server and clients on this repository's QUIC through its public API, on one provider chosen per instance
 /// (QuicPerf resolves it once, from --provider or else the library's own selection, so the label always matches).</summary>
-public sealed class ManagedQuicTransport : PerfTransport
+public sealed class ManagedQuicTransport : QuicApiTransport<QuicListener, QuicConnection>
 {
     public ManagedQuicTransport(QuicProvider provider) => Provider = provider;
 
     /// <summary>The library provider both ends run on.</summary>
     public QuicProvider Provider { get; }
 
-    private readonly CancellationTokenSource _stop = new();
-    private readonly ConcurrentDictionary<QuicConnection, byte> _serverConnections = new();
-    private PerfTransportOptions _options = null!;
-    private QuicListener? _listener;
-    private Task _acceptLoop = Task.CompletedTask;
-
     public override PerfTransportKind Kind => PerfTransport.FromLibraryProvider(Provider);
 
-    public override bool MultiplexesStreams => true;
-
-    public override IPEndPoint ListenEndPoint => _listener?.LocalEndPoint ?? throw new InvalidOperationException("Not started.");
-
-    public override void ConfigureClient(PerfTransportOptions options) => _options = options;
-
-    public override async Task StartAsync(PerfTransportOptions options, CancellationToken cancellationToken)
+    protected override async ValueTask<QuicListener> ListenAsync(IPEndPoint endPoint, CancellationToken cancellationToken)
     {
-        _options = options;
-        var listenerOptions = new QuicListenerOptions
+        var options = new QuicListenerOptions
         {
-            ListenEndPoint = new IPEndPoint(options.Address, options.Port),
-            ApplicationProtocols = new List<System.Net.Security.SslApplicationProtocol> { PerfTransportOptions.Alpn },
-            ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(CreateServerOptions()),
+            ListenEndPoint = endPoint,
+            ApplicationProtocols = new List<SslApplicationProtocol> { PerfTransportOptions.Alpn },
+            ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(new QuicServerConnectionOptions
+            {
+                ServerAuthenticationOptions = Options.CreateServerTlsOptions(),
+                MaxInboundBidirectionalStreams = Options.MaxInboundStreams,
+                DefaultStreamErrorCode = 0,
+                DefaultCloseErrorCode = 0,
+                InitialReceiveWindowSizes = ReceiveWindows(),
+            }),
         };
-        _listener = await QuicListener.ListenAsync(listenerOptions, Provider, cancellationToken).ConfigureAwait(false);
-        _acceptLoop = AcceptLoopAsync(_listener, _stop.Token);
+        return await QuicListener.ListenAsync(options, Provider, cancellationToken).ConfigureAwait(false);
     }
 
-    private QuicServerConnectionOptions CreateServerOptions() => new()
-    {
-        ServerAuthenticationOptions = _options.CreateServerTlsOptions(),
-        MaxInboundBidirectionalStreams = _options.MaxInboundStreams,
-        DefaultStreamErrorCode = 0,
-        DefaultCloseErrorCode = 0,
-        InitialReceiveWindowSizes = new QuicReceiveWindowSizes
-        {
-            Connection = _options.ConnectionReceiveWindow,
-            LocallyInitiatedBidirectionalStream = _options.StreamReceiveWindow,
-            RemotelyInitiatedBidirectionalStream = _options.StreamReceiveWindow,
-            UnidirectionalStream = _options.StreamReceiveWindow,
-        },
-    };
+    protected override IPEndPoint LocalEndPoint(QuicListener listener) => listener.LocalEndPoint;
 
-    private async Task AcceptLoopAsync(QuicListener listener, CancellationToken cancellationToken)
-    {
-        try
-        {
-            while (!cancellationToken.IsCancellationRequested)
-            {
-                QuicConnection connection = await listener.AcceptConnectionAsync(cancellationToken).ConfigureAwait(false);
-                _serverConnections.TryAdd(connection, 0);
-                _ = ServeConnectionAsync(connection, cancellationToken);
-            }
-        }
-        catch (Exception) when (cancellationToken.IsCancellationRequested)
-        {
-        }
-        catch (Exception e)
-        {
-            Console.Error.WriteLine($"{PerfTransport.DisplayName(Kind)} server: accept failed: {e.GetType().Name}: {e.Message}");
-        }
-    }
+    protected override ValueTask<QuicConnection> AcceptConnectionAsync(QuicListener listener, CancellationToken cancellationToken)
+        => listener.AcceptConnectionAsync(cancellationToken);
 
-    private async Task ServeConnectionAsync(QuicConnection connection, CancellationToken cancellationToken)
-    {
-        try
-        {
-            while (true)
-            {
-                QuicStream stream = await connection.AcceptInboundStreamAsync(cancellationToken).ConfigureAwait(false);
-                _ = PerfRequestHandler.RunAsync(stream, cancellationToken);
-            }
-        }
-        catch (Exception)
-        {
-            // Connection closed by the client or by shutdown.
-        }
-        finally
-        {
-            if (_serverConnections.TryRemove(connection, out _))
-            {
-                await connection.DisposeAsync().ConfigureAwait(false);
-            }
-        }
-    }
+    protected override async ValueTask<Stream> AcceptInboundStreamAsync(QuicConnection connection, CancellationToken cancellationToken)
+        => await connection.AcceptInboundStreamAsync(cancellationToken).ConfigureAwait(false);
 
-    public override async Task<PerfClientConnection> ConnectAsync(CancellationToken cancellationToken)
+    protected override async ValueTask<QuicConnection> ConnectAsync(IPEndPoint remote, CancellationToken cancellationToken)
     {
         var options = new QuicClientConnectionOptions
         {
-            RemoteEndPoint = Target(_options, () => ListenEndPoint),
-            ClientAuthenticationOptions = _options.CreateClientTlsOptions(),
+            RemoteEndPoint = remote,
+            ClientAuthenticationOptions = Options.CreateClientTlsOptions(),
             DefaultStreamErrorCode = 0,
             DefaultCloseErrorCode = 0,
             MaxInboundBidirectionalStreams = 0,
-            InitialReceiveWindowSizes = new QuicReceiveWindowSizes
-            {
-                Connection = _options.ConnectionReceiveWindow,
-                LocallyInitiatedBidirectionalStream = _options.StreamReceiveWindow,
-                RemotelyInitiatedBidirectionalStream = _options.StreamReceiveWindow,
-                UnidirectionalStream = _options.StreamReceiveWindow,
-            },
+            InitialReceiveWindowSizes = ReceiveWindows(),
         };
-        QuicConnection connection = await QuicConnection.ConnectAsync(options, Provider, cancellationToken).ConfigureAwait(false);
-        return new ManagedQuicClientConnection(connection);
+        return await QuicConnection.ConnectAsync(options, Provider, cancellationToken).ConfigureAwait(false);
     }
 
-    public override async ValueTask DisposeAsync()
+    protected override async ValueTask<Stream> OpenStreamAsync(QuicConnection connection, CancellationToken cancellationToken)
+        => await connection.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, cancellationToken).ConfigureAwait(false);
+
+    protected override TlsCipherSuite NegotiatedCipherSuite(QuicConnection connection) => connection.NegotiatedCipherSuite;
+
+    protected override ValueTask CloseAsync(QuicConnection connection) => connection.CloseAsync(0);
+
+    /// <summary>The same window for every stream type, and the connection's.</summary>
+    private QuicReceiveWindowSizes ReceiveWindows() => new()
     {
-        _stop.Cancel();
-        if (_listener is not null) await _listener.DisposeAsync().ConfigureAwait(false);
-        await _acceptLoop.ConfigureAwait(false);
-        foreach (QuicConnection connection in _serverConnections.Keys)
-        {
-            if (_serverConnections.TryRemove(connection, out _))
-            {
-                await connection.DisposeAsync().ConfigureAwait(false);
-            }
-        }
-        _stop.Dispose();
-    }
+        Connection = Options.ConnectionReceiveWindow,
+        LocallyInitiatedBidirectionalStream = Options.StreamReceiveWindow,
+        RemotelyInitiatedBidirectionalStream = Options.StreamReceiveWindow,
+        UnidirectionalStream = Options.StreamReceiveWindow,
+    };
 }

@@ -1,0 +1,142 @@
+using System.CommandLine;
+using QuicManaged.Tools.DatagramDumper;
+using QuicManaged.Tools.LinkEmulator;
+using QuicManaged.Tools.QuicPerf;
+
+namespace System.Net.Quic.Managed.Tests.Tools;
+
+/// <summary>
+/// The tools' System.CommandLine command lines: the invocations of test.sh and the study scripts parse as before, bad
+/// values are refused with a message, and each tool's README carries its current --help.
+/// </summary>
+public class ToolCommandLineTests
+{
+    [Fact]
+    public void QuicPerfParsesTheInvocationsOfTheScripts()
+    {
+        Assert.True(PerfOptions.TryParse(["-t", "2"], QuicProvider.Managed, out PerfOptions o, out _));
+        Assert.Equal(2.0, o.Seconds);
+        Assert.False(o.Server);
+        Assert.Null(o.ClientOf);
+        Assert.Equal(18080, o.Port);
+        Assert.Equal(1, o.Streams);
+        Assert.Equal(16 * 1024 * 1024, o.StreamWindow);
+
+        Assert.True(PerfOptions.TryParse(["-s", "-p", "18089"], QuicProvider.Managed, out o, out _));
+        Assert.True(o.Server);
+        Assert.Equal(18089, o.Port);
+
+        Assert.True(PerfOptions.TryParse(["-c", "127.0.0.1", "-p", "18089", "-t", "2"], QuicProvider.Managed, out o, out _));
+        Assert.Equal("127.0.0.1", o.ClientOf);
+        Assert.Equal(18089, o.Port);
+        Assert.Equal(2.0, o.Seconds);
+
+        Assert.True(PerfOptions.TryParse(
+            ["--seconds", "0.5", "--bytes", "64M", "--streams", "4", "--window", "1M", "--ipv6", "--cipher", "chacha20", "--cert", "rsa", "--port", "1"],
+            QuicProvider.Managed,
+            out o,
+            out _));
+        Assert.Equal(0.5, o.Seconds);
+        Assert.Equal(64L << 20, o.Bytes);
+        Assert.Equal(4, o.Streams);
+        Assert.Equal(1 << 20, o.StreamWindow);
+        Assert.True(o.IPv6);
+        Assert.Equal(Security.TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256, o.Cipher);
+        Assert.True(o.RsaCertificate);
+        Assert.Equal(1, o.Port);
+    }
+
+    [Theory]
+    [InlineData("-p 0", "bad value '0' for -p")]
+    [InlineData("--port 65536", "bad value '65536' for --port")]
+    [InlineData("-t 0", "bad value '0' for -t")]
+    [InlineData("--bytes 0", "bad value '0' for --bytes")]
+    [InlineData("--streams 1001", "bad value '1001' for --streams")]
+    [InlineData("--window 3000", "bad value '3000' for --window")]
+    [InlineData("--window 512", "bad value '512' for --window")]
+    [InlineData("--provider quiche", "unknown provider 'quiche'")]
+    [InlineData("--cipher aes512", "unknown cipher 'aes512'")]
+    [InlineData("--cert dsa", "dsa")]
+    [InlineData("-c -p", "bad value '-p' for -c")]
+    [InlineData("-s -c localhost", "-s and -c exclude each other")]
+    [InlineData("extra", "extra")]
+    [InlineData("-p", "-p")]
+    public void QuicPerfRefusesBadValuesWithAMessage(string commandLine, string message)
+    {
+        Assert.False(PerfOptions.TryParse(commandLine.Split(' '), QuicProvider.Managed, out _, out string error));
+        Assert.Contains(message, error);
+    }
+
+    [Fact]
+    public void QuicPerfHelpIsNotAnError()
+    {
+        Assert.False(PerfOptions.TryParse(["--help"], QuicProvider.Managed, out _, out string error));
+        Assert.Equal("", error);
+        Assert.False(PerfOptions.TryParse(["-h"], QuicProvider.Managed, out _, out error));
+        Assert.Equal("", error);
+    }
+
+    [Fact]
+    public void LinkEmulatorProbeParsesTheStudyScriptsInvocations()
+    {
+        Command command = EmulatorOptions.CreateCommand();
+        Assert.Empty(command.Parse(["probe", "server", "--proto", "quic", "--listen", "10.200.2.1:4434"]).Errors);
+        Assert.Empty(command.Parse(
+            ["probe", "client", "--proto", "tcp", "--connect", "10.200.2.1:4433", "--sizes", "1024:5,1048576:3",
+             "--timeout-s", "30", "--delay-label", "20", "--loss-label", "1", "--out", "results.csv"]).Errors);
+        Assert.Empty(command.Parse(["--tun-a", "emuA", "--tun-b", "emuB", "--stats-json", "s.json", "--delay-ms", "10", "--loss", "0.01", "--seed", "1"]).Errors);
+    }
+
+    [Theory]
+    [InlineData("probe")]
+    [InlineData("probe server")]
+    [InlineData("probe server --listen 10.200.2.1")]
+    [InlineData("probe server --listen 10.200.2.1:4434 --proto udp")]
+    [InlineData("probe client --connect 10.200.2.1:4433 --sizes 1k:3")]
+    [InlineData("probe client --connect 10.200.2.1:4433 --timeout-s soon")]
+    [InlineData("--seed 1.5")]
+    [InlineData("--delay-ms x")]
+    public void LinkEmulatorRefusesBadArguments(string commandLine)
+    {
+        Assert.NotEmpty(EmulatorOptions.CreateCommand().Parse(commandLine.Split(' ')).Errors);
+    }
+
+    [Fact]
+    public void EachToolsReadmeCarriesItsCurrentHelp()
+    {
+        string root = RepositoryRoot();
+        // The README shows the help of a process without DOTNET_SYSTEM_NET_QUIC_PROVIDER (default provider: managed).
+        AssertReadmeContains(Path.Combine(root, "tools/QuicPerf/README.md"), PerfOptions.UsageFor(QuicProvider.Managed));
+        AssertReadmeContains(Path.Combine(root, "tools/DatagramDumper/README.md"), DumperArguments.Usage);
+        Command emulator = EmulatorOptions.CreateCommand();
+        string readme = Path.Combine(root, "tools/LinkEmulator/README.md");
+        AssertReadmeContains(readme, Help(emulator, "--help"));
+        AssertReadmeContains(readme, Help(emulator, "probe", "server", "--help"));
+        AssertReadmeContains(readme, Help(emulator, "probe", "client", "--help"));
+    }
+
+    private static string Help(Command command, params string[] args)
+    {
+        var text = new StringWriter();
+        Assert.Equal(0, command.Parse(args).Invoke(new InvocationConfiguration { Output = text, Error = text }));
+        return text.ToString();
+    }
+
+    private static void AssertReadmeContains(string path, string help)
+    {
+        // The README's copy has no trailing blanks (the help wraps lines with one).
+        static string Normalize(string text) => string.Join('\n', text.ReplaceLineEndings("\n").Split('\n').Select(l => l.TrimEnd())).Trim();
+        // The whole help, in a code block of its own.
+        Assert.Contains("```\n" + Normalize(help) + "\n```", Normalize(File.ReadAllText(path)));
+    }
+
+    private static string RepositoryRoot()
+    {
+        for (DirectoryInfo? d = new(AppContext.BaseDirectory); d is not null; d = d.Parent)
+        {
+            if (File.Exists(Path.Combine(d.FullName, "QuicManaged.sln"))) return d.FullName;
+        }
+
+        throw new InvalidOperationException("QuicManaged.sln not found above " + AppContext.BaseDirectory);
+    }
+}
