@@ -1,6 +1,5 @@
 using System;
 using System.Buffers.Binary;
-using System.Collections.Generic;
 using System.Net;
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Crypto;

@@ -1,5 +1,4 @@
 using System;
-using System.Collections.Generic;
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Crypto;
 using System.Net.Quic.Managed.Tls;
