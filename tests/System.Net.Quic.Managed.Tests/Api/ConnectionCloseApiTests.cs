@@ -110,39 +110,31 @@ public class ConnectionCloseApiTests(ITestOutputHelper output)
     /// </summary>
     [SkippableTheory]
     [MemberData(nameof(Providers))]
-    public async Task ResponseArrivedBeforeThePeersCloseStaysReadable(string provider)
+    public Task ResponseArrivedBeforeThePeersCloseStaysReadable(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
     {
-        QuicProvider kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
+        byte[] request = RandomNumberGenerator.GetBytes(64 * 1024);
+        byte[] response = RandomNumberGenerator.GetBytes(64 * 1024);
+        Task serve = Task.Run(async () =>
         {
-            CancellationToken ct = Timeout();
-            byte[] request = RandomNumberGenerator.GetBytes(64 * 1024);
-            byte[] response = RandomNumberGenerator.GetBytes(64 * 1024);
-            Task serve = Task.Run(async () =>
-            {
-                await using QuicStream s = await server.AcceptInboundStreamAsync(ct);
-                Assert.Equal(request, await ReadToEndAsync(s, ct));
-                await s.WriteAsync(response, completeWrites: true, ct);
-                await s.WritesClosed.WaitAsync(ct);
-                await server.CloseAsync(CloseCode, ct);
-            });
-            await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
-            await stream.WriteAsync(request, completeWrites: true, ct);
-            await stream.WritesClosed.WaitAsync(ct);
-            await serve.WaitAsync(ct);
-            QuicException closed = await WaitForPeerCloseAsync(client, ct);
-            Assert.Equal(QuicError.ConnectionAborted, closed.QuicError);
-            Assert.Equal(CloseCode, closed.ApplicationErrorCode);
+            await using QuicStream s = await server.AcceptInboundStreamAsync(ct);
+            Assert.Equal(request, await ReadToEndAsync(s, ct));
+            await s.WriteAsync(response, completeWrites: true, ct);
+            await s.WritesClosed.WaitAsync(ct);
+            await server.CloseAsync(CloseCode, ct);
+        });
+        await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+        await stream.WriteAsync(request, completeWrites: true, ct);
+        await stream.WritesClosed.WaitAsync(ct);
+        await serve.WaitAsync(ct);
+        QuicException closed = await WaitForPeerCloseAsync(client, ct);
+        Assert.Equal(QuicError.ConnectionAborted, closed.QuicError);
+        Assert.Equal(CloseCode, closed.ApplicationErrorCode);
 
-            // Only now does the client read: everything that arrived before the close, then the FIN.
-            Assert.Equal(response, await ReadToEndAsync(stream, ct));
-            Assert.Equal(0, await stream.ReadAsync(new byte[16], ct));
-            await stream.ReadsClosed.WaitAsync(ct);
-        }
-    }
+        // Only now does the client read: everything that arrived before the close, then the FIN.
+        Assert.Equal(response, await ReadToEndAsync(stream, ct));
+        Assert.Equal(0, await stream.ReadAsync(new byte[16], ct));
+        await stream.ReadsClosed.WaitAsync(ct);
+    });
 
     /// <summary>
     /// A stream the peer opened, wrote and finished before closing the connection, accepted only after the close: it is
@@ -150,42 +142,35 @@ public class ConnectionCloseApiTests(ITestOutputHelper output)
     /// </summary>
     [SkippableTheory]
     [MemberData(nameof(Providers))]
-    public async Task StreamAcceptedAfterThePeersCloseKeepsItsData(string provider)
+    public Task StreamAcceptedAfterThePeersCloseKeepsItsData(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
     {
-        QuicProvider kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
+        QuicProvider kind = Parse(provider);
+        // An unfinished stream of the server's own: its WritesClosed fails when the connection ends.
+        await using QuicStream watch = await server.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
+        await watch.WriteAsync(new byte[1], ct);
+        byte[] data = RandomNumberGenerator.GetBytes(5000);
+        await using (QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct))
         {
-            CancellationToken ct = Timeout();
-            // An unfinished stream of the server's own: its WritesClosed fails when the connection ends.
-            await using QuicStream watch = await server.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
-            await watch.WriteAsync(new byte[1], ct);
-            byte[] data = RandomNumberGenerator.GetBytes(5000);
-            await using (QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct))
-            {
-                await stream.WriteAsync(data, completeWrites: true, ct);
-                await stream.WritesClosed.WaitAsync(ct); // the server has all of it
-            }
-            await client.CloseAsync(CloseCode, ct);
-            await Assert.ThrowsAsync<QuicException>(() => watch.WritesClosed.WaitAsync(ct));
-
-            byte[]? received = null;
-            try
-            {
-                await using QuicStream accepted = await server.AcceptInboundStreamAsync(ct);
-                received = await ReadToEndAsync(accepted, ct);
-            }
-            catch (QuicException e)
-            {
-                output.WriteLine($"{provider}: {e.QuicError} ({e.Message})");
-            }
-            output.WriteLine($"{provider}: {(received is null ? "no stream" : received.Length + " bytes")} after the close");
-            if (kind == QuicProvider.Managed) Assert.Equal(data, received);
-            else Assert.True(received is null || data.AsSpan(0, received.Length).SequenceEqual(received));
+            await stream.WriteAsync(data, completeWrites: true, ct);
+            await stream.WritesClosed.WaitAsync(ct); // the server has all of it
         }
-    }
+        await client.CloseAsync(CloseCode, ct);
+        await Assert.ThrowsAsync<QuicException>(() => watch.WritesClosed.WaitAsync(ct));
+
+        byte[]? received = null;
+        try
+        {
+            await using QuicStream accepted = await server.AcceptInboundStreamAsync(ct);
+            received = await ReadToEndAsync(accepted, ct);
+        }
+        catch (QuicException e)
+        {
+            output.WriteLine($"{provider}: {e.QuicError} ({e.Message})");
+        }
+        output.WriteLine($"{provider}: {(received is null ? "no stream" : received.Length + " bytes")} after the close");
+        if (kind == QuicProvider.Managed) Assert.Equal(data, received);
+        else Assert.True(received is null || data.AsSpan(0, received.Length).SequenceEqual(received));
+    });
 
     /// <summary>
     /// Data without a FIN that arrived before the peer's close is read first; only then do reads fail, with the
@@ -193,47 +178,40 @@ public class ConnectionCloseApiTests(ITestOutputHelper output)
     /// </summary>
     [SkippableTheory]
     [MemberData(nameof(Providers))]
-    public async Task BufferedDataIsReadBeforeTheCloseIsReported(string provider)
+    public Task BufferedDataIsReadBeforeTheCloseIsReported(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
     {
-        QuicProvider kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
-        {
-            CancellationToken ct = Timeout();
-            byte[] data = RandomNumberGenerator.GetBytes(10_000);
-            await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
-            await stream.WriteAsync(new byte[1], ct); // the server learns of the stream
-            await using QuicStream s = await server.AcceptInboundStreamAsync(ct);
-            await s.WriteAsync(data, ct);
-            byte[] first = new byte[1];
-            Assert.Equal(1, await stream.ReadAsync(first, ct)); // data is arriving
-            await Task.Delay(200, ct); // the rest too (loopback)
-            await server.CloseAsync(CloseCode, ct);
-            await WaitForPeerCloseAsync(client, ct);
+        QuicProvider kind = Parse(provider);
+        byte[] data = RandomNumberGenerator.GetBytes(10_000);
+        await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+        await stream.WriteAsync(new byte[1], ct); // the server learns of the stream
+        await using QuicStream s = await server.AcceptInboundStreamAsync(ct);
+        await s.WriteAsync(data, ct);
+        byte[] first = new byte[1];
+        Assert.Equal(1, await stream.ReadAsync(first, ct)); // data is arriving
+        await Task.Delay(200, ct); // the rest too (loopback)
+        await server.CloseAsync(CloseCode, ct);
+        await WaitForPeerCloseAsync(client, ct);
 
-            var received = new MemoryStream();
-            received.Write(first);
-            byte[] buffer = new byte[4096];
-            QuicException? failure = null;
-            try
-            {
-                int n;
-                while ((n = await stream.ReadAsync(buffer, ct)) > 0) received.Write(buffer, 0, n);
-            }
-            catch (QuicException e)
-            {
-                failure = e;
-            }
-            output.WriteLine($"{provider}: {received.Length} of {data.Length} bytes read before the close was reported");
-            if (kind == QuicProvider.Managed) Assert.Equal(data, received.ToArray());
-            else Assert.Equal(data.AsSpan(0, (int)received.Length).ToArray(), received.ToArray());
-            Assert.NotNull(failure);
-            Assert.Equal(QuicError.ConnectionAborted, failure!.QuicError);
-            Assert.Equal(CloseCode, failure.ApplicationErrorCode);
+        var received = new MemoryStream();
+        received.Write(first);
+        byte[] buffer = new byte[4096];
+        QuicException? failure = null;
+        try
+        {
+            int n;
+            while ((n = await stream.ReadAsync(buffer, ct)) > 0) received.Write(buffer, 0, n);
         }
-    }
+        catch (QuicException e)
+        {
+            failure = e;
+        }
+        output.WriteLine($"{provider}: {received.Length} of {data.Length} bytes read before the close was reported");
+        if (kind == QuicProvider.Managed) Assert.Equal(data, received.ToArray());
+        else Assert.Equal(data.AsSpan(0, (int)received.Length).ToArray(), received.ToArray());
+        Assert.NotNull(failure);
+        Assert.Equal(QuicError.ConnectionAborted, failure!.QuicError);
+        Assert.Equal(CloseCode, failure.ApplicationErrorCode);
+    });
 
     /// <summary>
     /// The client closes and disposes at once, and its CONNECTION_CLOSE is lost: the server still learns of the close

@@ -83,81 +83,58 @@ public class LifecycleConformanceTests
 
     [SkippableTheory]
     [MemberData(nameof(Providers))]
-    public async Task StreamIdsFollowRfc9000(string provider)
+    public Task StreamIdsFollowRfc9000(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
     {
-        QuicProvider kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
-        {
-            CancellationToken ct = Timeout();
-            // RFC 9000 §2.1: the two low bits say who opened the stream and whether it is unidirectional.
-            await using QuicStream c0 = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
-            await using QuicStream c4 = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
-            await using QuicStream c2 = await client.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
-            await using QuicStream s1 = await server.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
-            await using QuicStream s3 = await server.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
-            Assert.Equal(new long[] { 0, 4, 2, 1, 3 }, new[] { c0.Id, c4.Id, c2.Id, s1.Id, s3.Id });
-            Assert.True(c2.CanWrite);
-            Assert.False(c2.CanRead);
-            Assert.Equal(QuicStreamType.Unidirectional, s3.Type);
-        }
-    }
+        // RFC 9000 §2.1: the two low bits say who opened the stream and whether it is unidirectional.
+        await using QuicStream c0 = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+        await using QuicStream c4 = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+        await using QuicStream c2 = await client.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
+        await using QuicStream s1 = await server.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+        await using QuicStream s3 = await server.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
+        Assert.Equal(new long[] { 0, 4, 2, 1, 3 }, new[] { c0.Id, c4.Id, c2.Id, s1.Id, s3.Id });
+        Assert.True(c2.CanWrite);
+        Assert.False(c2.CanRead);
+        Assert.Equal(QuicStreamType.Unidirectional, s3.Type);
+    });
 
     [SkippableTheory]
     [MemberData(nameof(Providers))]
-    public async Task UnidirectionalStreamRules(string provider)
+    public Task UnidirectionalStreamRules(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
     {
-        QuicProvider kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
-        {
-            CancellationToken ct = Timeout();
-            await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
-            await Assert.ThrowsAsync<InvalidOperationException>(async () => _ = await outbound.ReadAsync(new byte[1], ct));
-            await outbound.WriteAsync(new byte[] { 1, 2, 3 }, completeWrites: true, ct);
-            await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
-            Assert.False(inbound.CanWrite);
-            await Assert.ThrowsAsync<InvalidOperationException>(async () => await inbound.WriteAsync(new byte[1], ct));
-            Assert.Equal(new byte[] { 1, 2, 3 }, await ReadToEndAsync(inbound, ct));
-            await inbound.ReadsClosed.WaitAsync(ct);
-            Assert.True(inbound.WritesClosed.IsCompletedSuccessfully);
-        }
-    }
+        await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
+        await Assert.ThrowsAsync<InvalidOperationException>(async () => _ = await outbound.ReadAsync(new byte[1], ct));
+        await outbound.WriteAsync(new byte[] { 1, 2, 3 }, completeWrites: true, ct);
+        await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
+        Assert.False(inbound.CanWrite);
+        await Assert.ThrowsAsync<InvalidOperationException>(async () => await inbound.WriteAsync(new byte[1], ct));
+        Assert.Equal(new byte[] { 1, 2, 3 }, await ReadToEndAsync(inbound, ct));
+        await inbound.ReadsClosed.WaitAsync(ct);
+        Assert.True(inbound.WritesClosed.IsCompletedSuccessfully);
+    });
 
     [SkippableTheory]
     [MemberData(nameof(Providers))]
-    public async Task WritingAfterCompleteWritesFails(string provider)
+    public Task WritingAfterCompleteWritesFails(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
     {
-        QuicProvider kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
+        QuicProvider kind = Parse(provider);
+        await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+        await stream.WriteAsync(new byte[10], completeWrites: true, ct);
+        if (kind == QuicProvider.MsQuic)
         {
-            CancellationToken ct = Timeout();
-            await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
-            await stream.WriteAsync(new byte[10], completeWrites: true, ct);
-            if (kind == QuicProvider.MsQuic)
+            // msquic 2.7 either takes the write and drops it or fails it with OperationAborted, by timing (listed in
+            // docs/ARCHITECTURE.md): either way it ends at once.
+            try
             {
-                // msquic 2.7 either takes the write and drops it or fails it with OperationAborted, by timing (listed in
-                // docs/ARCHITECTURE.md): either way it ends at once.
-                try
-                {
-                    await stream.WriteAsync(new byte[1], ct);
-                }
-                catch (QuicException e) when (e.QuicError == QuicError.OperationAborted)
-                {
-                }
-                return;
+                await stream.WriteAsync(new byte[1], ct);
             }
-            // Managed: data after the FIN cannot be sent (RFC 9000 §4.5 final size), so the app is told.
-            await Assert.ThrowsAsync<InvalidOperationException>(async () => await stream.WriteAsync(new byte[1], ct));
+            catch (QuicException e) when (e.QuicError == QuicError.OperationAborted)
+            {
+            }
+            return;
         }
-    }
+        // Managed: data after the FIN cannot be sent (RFC 9000 §4.5 final size), so the app is told.
+        await Assert.ThrowsAsync<InvalidOperationException>(async () => await stream.WriteAsync(new byte[1], ct));
+    });
 
     [SkippableTheory]
     [MemberData(nameof(Providers))]

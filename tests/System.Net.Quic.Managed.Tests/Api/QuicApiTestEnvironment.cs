@@ -82,6 +82,26 @@ internal static class QuicApiTestEnvironment
         return (client, server);
     }
 
+    /// <summary>
+    /// The setup most two-provider tests share: skip when the provider is unavailable, listen, connect a client and accept
+    /// it, run <paramref name="body"/> with a 20 s cancellation token, then dispose both connections and the listener.
+    /// </summary>
+    public static async Task WithConnectedPairAsync(string provider, Func<QuicConnection, QuicConnection, CancellationToken, Task> body,
+        Action<QuicServerConnectionOptions>? configureServer = null, Action<QuicClientConnectionOptions>? configureClient = null)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind, configure: configureServer);
+        QuicClientConnectionOptions options = ClientOptions(listener.LocalEndPoint);
+        configureClient?.Invoke(options);
+        var (client, server) = await ConnectPairAsync(kind, listener, options);
+        await using (client)
+        await using (server)
+        {
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+            await body(client, server, timeout.Token);
+        }
+    }
+
     /// <summary>Reads until the peer's FIN.</summary>
     public static async Task<byte[]> ReadToEndAsync(Stream stream, CancellationToken cancellationToken = default)
     {

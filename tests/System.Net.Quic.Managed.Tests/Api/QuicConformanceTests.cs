@@ -20,22 +20,6 @@ public class QuicConformanceTests
 
     private static CancellationToken Timeout(int seconds = 20) => new CancellationTokenSource(TimeSpan.FromSeconds(seconds)).Token;
 
-    /// <summary>
-    /// The setup most tests share: skip when the provider is unavailable, listen, connect a client and accept it, run
-    /// <paramref name="body"/> with a bounded cancellation token, then dispose both connections and the listener.
-    /// </summary>
-    private static async Task WithConnectedPairAsync(string provider, Func<QuicConnection, QuicConnection, CancellationToken, Task> body)
-    {
-        QuicProvider kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        var (client, server) = await ConnectPairAsync(kind, listener);
-        await using (client)
-        await using (server)
-        {
-            await body(client, server, Timeout());
-        }
-    }
-
     /// <summary>Polls <paramref name="condition"/> until it holds or <paramref name="timeout"/> passed.</summary>
     internal static async Task<bool> EventuallyAsync(Func<bool> condition, TimeSpan timeout)
     {

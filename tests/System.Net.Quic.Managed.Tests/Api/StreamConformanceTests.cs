@@ -14,21 +14,6 @@ public class StreamConformanceTests
 
     private static CancellationToken Timeout(int seconds = 20) => new CancellationTokenSource(TimeSpan.FromSeconds(seconds)).Token;
 
-    private static async Task WithConnectedPairAsync(string provider, Func<QuicConnection, QuicConnection, CancellationToken, Task> body,
-        Action<QuicServerConnectionOptions>? configureServer = null, Action<QuicClientConnectionOptions>? configureClient = null)
-    {
-        QuicProvider kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind, configure: configureServer);
-        QuicClientConnectionOptions options = ClientOptions(listener.LocalEndPoint);
-        configureClient?.Invoke(options);
-        var (client, server) = await ConnectPairAsync(kind, listener, options);
-        await using (client)
-        await using (server)
-        {
-            await body(client, server, Timeout());
-        }
-    }
-
     /// <summary>A client stream whose first byte the server read: both ends exist.</summary>
     private static async Task<(QuicStream Client, QuicStream Server)> OpenPairAsync(QuicConnection client, QuicConnection server, CancellationToken ct)
     {
