@@ -56,17 +56,39 @@ public class ListenerConformanceTests
         throw new Xunit.Sdk.XunitException("AcceptConnectionAsync returned a connection instead of the handshake's failure.");
     }
 
+    /// <summary>
+    /// A handshake the listener cannot complete: listens with <paramref name="listenerOptions"/>, connects one client
+    /// (<paramref name="configureClient"/> may change its options), and returns what accept threw, what ConnectAsync
+    /// threw (null if it succeeded) and how long the connect took.
+    /// </summary>
+    private static async Task<(Exception Accept, Exception? Connect, TimeSpan Elapsed)> FailedHandshakeAsync(
+        QuicProvider kind, QuicListenerOptions listenerOptions, Action<QuicClientConnectionOptions>? configureClient = null)
+    {
+        await using QuicListener listener = await QuicListener.ListenAsync(listenerOptions, kind, CancellationToken.None);
+        Task<Exception> accept = AcceptFailureAsync(listener);
+        QuicClientConnectionOptions client = ClientOptions(listener.LocalEndPoint);
+        configureClient?.Invoke(client);
+        (Exception? error, TimeSpan elapsed) = await TryConnectAsync(kind, client);
+        return (await accept, error, elapsed);
+    }
+
+    /// <summary>Listener options whose callback returns the usual server options after <paramref name="configure"/>.</summary>
+    private static QuicListenerOptions Configured(Action<QuicServerConnectionOptions> configure)
+        => WithCallback(options =>
+        {
+            configure(options);
+            return ValueTask.FromResult(options);
+        });
+
     [SkippableTheory]
     [MemberData(nameof(Providers))]
     public async Task OptionsCallbackThrowing_AcceptThrowsCallbackError_ClientFailsFast(string provider)
     {
         QuicProvider kind = Require(provider);
-        await using QuicListener listener = await QuicListener.ListenAsync(
-            WithCallback(_ => throw new InvalidOperationException("no options for you")), kind, CancellationToken.None);
-        Task<Exception> accept = AcceptFailureAsync(listener);
-        (Exception? error, TimeSpan elapsed) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+        (Exception accept, Exception? error, TimeSpan elapsed) = await FailedHandshakeAsync(kind,
+            WithCallback(_ => throw new InvalidOperationException("no options for you")));
 
-        var failure = Assert.IsType<QuicException>(await accept);
+        var failure = Assert.IsType<QuicException>(accept);
         Assert.Equal(QuicError.CallbackError, failure.QuicError);
         Assert.IsType<InvalidOperationException>(failure.GetBaseException());
         Assert.IsType<AuthenticationException>(error);
@@ -78,12 +100,10 @@ public class ListenerConformanceTests
     public async Task OptionsCallbackFaulted_AcceptThrowsCallbackError(string provider)
     {
         QuicProvider kind = Require(provider);
-        await using QuicListener listener = await QuicListener.ListenAsync(
-            WithCallback(_ => ValueTask.FromException<QuicServerConnectionOptions>(new InvalidOperationException("faulted"))), kind, CancellationToken.None);
-        Task<Exception> accept = AcceptFailureAsync(listener);
-        (Exception? error, _) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+        (Exception accept, Exception? error, _) = await FailedHandshakeAsync(kind,
+            WithCallback(_ => ValueTask.FromException<QuicServerConnectionOptions>(new InvalidOperationException("faulted"))));
 
-        var failure = Assert.IsType<QuicException>(await accept);
+        var failure = Assert.IsType<QuicException>(accept);
         Assert.Equal(QuicError.CallbackError, failure.QuicError);
         Assert.IsType<AuthenticationException>(error);
     }
@@ -93,15 +113,9 @@ public class ListenerConformanceTests
     public async Task OptionsCallbackReturningInvalidOptions_AcceptThrowsArgumentException(string provider)
     {
         QuicProvider kind = Require(provider);
-        await using QuicListener listener = await QuicListener.ListenAsync(WithCallback(options =>
-        {
-            options.IdleTimeout = TimeSpan.FromSeconds(-5);
-            return ValueTask.FromResult(options);
-        }), kind, CancellationToken.None);
-        Task<Exception> accept = AcceptFailureAsync(listener);
-        (Exception? error, _) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+        (Exception accept, Exception? error, _) = await FailedHandshakeAsync(kind, Configured(options => options.IdleTimeout = TimeSpan.FromSeconds(-5)));
 
-        Assert.IsAssignableFrom<ArgumentException>(await accept);
+        Assert.IsAssignableFrom<ArgumentException>(accept);
         Assert.NotNull(error);
     }
 
@@ -111,15 +125,10 @@ public class ListenerConformanceTests
     {
         QuicProvider kind = Require(provider);
         // The listener takes "test" but the connection's options narrow ALPN to something the client does not offer.
-        await using QuicListener listener = await QuicListener.ListenAsync(WithCallback(options =>
-        {
-            options.ServerAuthenticationOptions.ApplicationProtocols = new List<SslApplicationProtocol> { new("other") };
-            return ValueTask.FromResult(options);
-        }), kind, CancellationToken.None);
-        Task<Exception> accept = AcceptFailureAsync(listener);
-        (Exception? error, _) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+        (Exception accept, Exception? error, _) = await FailedHandshakeAsync(kind,
+            Configured(options => options.ServerAuthenticationOptions.ApplicationProtocols = new List<SslApplicationProtocol> { new("other") }));
 
-        Assert.IsType<AuthenticationException>(await accept);
+        Assert.IsType<AuthenticationException>(accept);
         Assert.IsType<AuthenticationException>(error);
     }
 
@@ -128,12 +137,12 @@ public class ListenerConformanceTests
     public async Task ClientRejectingServerCertificate_AcceptThrowsAuthenticationException(string provider)
     {
         QuicProvider kind = Require(provider);
-        await using QuicListener listener = await ListenAsync(kind);
-        Task<Exception> accept = AcceptFailureAsync(listener);
-        (Exception? error, _) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint, trustTestRoot: false));
+        // The test root is not trusted: the client rejects the server's certificate.
+        (Exception accept, Exception? error, _) = await FailedHandshakeAsync(kind, ListenerOptions(IPAddress.Loopback),
+            client => client.ClientAuthenticationOptions.CertificateChainPolicy = null);
 
         Assert.IsType<AuthenticationException>(error);
-        Assert.IsType<AuthenticationException>(await accept);
+        Assert.IsType<AuthenticationException>(accept);
     }
 
     [SkippableTheory]
@@ -141,16 +150,13 @@ public class ListenerConformanceTests
     public async Task CertificateSelectionCallbackReturningNull_AcceptThrowsArgumentException(string provider)
     {
         QuicProvider kind = Require(provider);
-        await using QuicListener listener = await QuicListener.ListenAsync(WithCallback(options =>
+        (Exception accept, Exception? error, _) = await FailedHandshakeAsync(kind, Configured(options =>
         {
             options.ServerAuthenticationOptions.ServerCertificate = null;
             options.ServerAuthenticationOptions.ServerCertificateSelectionCallback = (_, _) => null!;
-            return ValueTask.FromResult(options);
-        }), kind, CancellationToken.None);
-        Task<Exception> accept = AcceptFailureAsync(listener);
-        (Exception? error, _) = await TryConnectAsync(kind, ClientOptions(listener.LocalEndPoint));
+        }));
 
-        Assert.IsAssignableFrom<ArgumentException>(await accept);
+        Assert.IsAssignableFrom<ArgumentException>(accept);
         Assert.NotNull(error);
     }
 
@@ -160,18 +166,13 @@ public class ListenerConformanceTests
     {
         QuicProvider kind = Require(provider);
         using X509Certificate2 clientCertificate = TlsTestCertificates.CreateLeaf(TlsTestCertificates.KeyKind.EcdsaP256, "client");
-        await using QuicListener listener = await QuicListener.ListenAsync(WithCallback(options =>
+        (Exception accept, Exception? error, _) = await FailedHandshakeAsync(kind, Configured(options =>
         {
             options.ServerAuthenticationOptions.ClientCertificateRequired = true;
             options.ServerAuthenticationOptions.RemoteCertificateValidationCallback = (_, _, _, _) => false;
-            return ValueTask.FromResult(options);
-        }), kind, CancellationToken.None);
-        Task<Exception> accept = AcceptFailureAsync(listener);
-        QuicClientConnectionOptions client = ClientOptions(listener.LocalEndPoint);
-        client.ClientAuthenticationOptions.ClientCertificates = new X509CertificateCollection { clientCertificate };
-        (Exception? error, _) = await TryConnectAsync(kind, client);
+        }), client => client.ClientAuthenticationOptions.ClientCertificates = new X509CertificateCollection { clientCertificate });
 
-        Assert.IsType<AuthenticationException>(await accept);
+        Assert.IsType<AuthenticationException>(accept);
         // TLS 1.3: the client may finish before the server rejects its certificate; it then learns of it later.
         if (error is not null) Assert.True(error is AuthenticationException or QuicException, error.ToString());
     }
