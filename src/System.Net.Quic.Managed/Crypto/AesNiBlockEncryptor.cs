@@ -18,13 +18,16 @@ internal sealed class AesNiBlockEncryptor
     public AesNiBlockEncryptor(ReadOnlySpan<byte> key)
     {
         if (!IsSupported) throw new PlatformNotSupportedException("AES-NI is not available.");
-        _roundKeys = key.Length switch
-        {
-            16 => Expand128(Vector128.Create(key)),
-            32 => Expand256(Vector128.Create(key), Vector128.Create(key.Slice(16))),
-            _ => throw new ArgumentException("AES key must be 16 or 32 bytes.", nameof(key)),
-        };
+        _roundKeys = ExpandKey(key);
     }
+
+    /// <summary>The AES-128 (11) or AES-256 (15) round keys of <paramref name="key"/> (FIPS 197 §5.2); AES-NI required.</summary>
+    internal static Vector128<byte>[] ExpandKey(ReadOnlySpan<byte> key) => key.Length switch
+    {
+        16 => Expand128(Vector128.Create(key)),
+        32 => Expand256(Vector128.Create(key), Vector128.Create(key.Slice(16))),
+        _ => throw new ArgumentException("AES key must be 16 or 32 bytes.", nameof(key)),
+    };
 
     public static bool IsSupported => System.Runtime.Intrinsics.X86.Aes.IsSupported && Sse2.IsSupported;
 

@@ -21,6 +21,7 @@ internal sealed class PacketProtectionKeys : IDisposable
     /// <summary>Smallest packet span TryRemoveHeaderProtection accepts beyond the packet number offset.</summary>
     public const int MinBytesAfterPacketNumberOffset = MaxPacketNumberLength + HeaderProtectionKey.SampleLength;
 
+    private readonly AesNiGcm? _aesNiGcm;
     private readonly AesGcm? _aesGcm;
     private readonly ChaCha20Poly1305? _chaCha20Poly1305;
     private readonly byte[] _iv;
@@ -40,11 +41,26 @@ internal sealed class PacketProtectionKeys : IDisposable
         {
             _chaCha20Poly1305 = new ChaCha20Poly1305(key);
         }
+        else if (UseAesNiGcm)
+        {
+            _aesNiGcm = new AesNiGcm(key);
+        }
         else
         {
             _aesGcm = new AesGcm(key, TagLength);
         }
     }
+
+    /// <summary>
+    /// AES-GCM packets go through <see cref="AesNiGcm"/> (no native call per packet) when the CPU has AES-NI and
+    /// PCLMULQDQ, unless the AppContext switch <c>System.Net.Quic.Managed.DisableAesNiGcm</c> is set (then, and on
+    /// other CPUs, through <see cref="AesGcm"/>).
+    /// </summary>
+    internal static bool UseAesNiGcm { get; } = AesNiGcm.IsSupported &&
+        !(AppContext.TryGetSwitch("System.Net.Quic.Managed.DisableAesNiGcm", out bool disabled) && disabled);
+
+    /// <summary>True when this instance seals with <see cref="AesNiGcm"/> (tests).</summary>
+    internal bool UsesAesNiGcm => _aesNiGcm is not null;
 
     /// <summary>The negotiated TLS cipher suite.</summary>
     public TlsCipherSuite CipherSuite { get; }
@@ -151,7 +167,11 @@ internal sealed class PacketProtectionKeys : IDisposable
         ReadOnlySpan<byte> header = packet.Slice(0, headerLength);
         Span<byte> payload = packet.Slice(headerLength, payloadLength);
         Span<byte> tag = packet.Slice(headerLength + payloadLength, TagLength);
-        if (_aesGcm is not null)
+        if (_aesNiGcm is not null)
+        {
+            _aesNiGcm.Encrypt(nonce, payload, payload, tag, header);
+        }
+        else if (_aesGcm is not null)
         {
             _aesGcm.Encrypt(nonce, payload, payload, tag, header);
         }
@@ -214,6 +234,16 @@ internal sealed class PacketProtectionKeys : IDisposable
         ReadOnlySpan<byte> header = packet.Slice(0, headerLength);
         Span<byte> payload = packet.Slice(headerLength, ciphertextLength);
         ReadOnlySpan<byte> tag = packet.Slice(headerLength + ciphertextLength, TagLength);
+        if (_aesNiGcm is not null)
+        {
+            if (!_aesNiGcm.TryDecrypt(nonce, payload, tag, payload, header))
+            {
+                FailedDecryptionCount++;
+                return false;
+            }
+            plaintextLength = ciphertextLength;
+            return true;
+        }
         try
         {
             if (_aesGcm is not null)
@@ -258,6 +288,7 @@ internal sealed class PacketProtectionKeys : IDisposable
     {
         if (_disposed) return;
         _disposed = true;
+        _aesNiGcm?.Clear();
         _aesGcm?.Dispose();
         _chaCha20Poly1305?.Dispose();
         _headerProtection.Release();
