@@ -11,6 +11,8 @@ namespace System.Net.Quic.Managed;
 /// owns one shared by the connections it accepted. After each driver step it drains the connections' events into
 /// the public objects' waiters (still on the driver thread; waiters complete asynchronously). Reference-counted:
 /// the listener and each connection hold a reference, so accepted connections outlive a disposed listener.
+/// A client connection's driver runs on one of the shared client loops (<see cref="UdpDriverLoop.ForClient"/>), a
+/// listener's on a thread of its own.
 /// </summary>
 internal sealed class ManagedDriverHost
 {
@@ -18,10 +20,10 @@ internal sealed class ManagedDriverHost
     private int _references = 1;
     private bool _released;
 
-    public ManagedDriverHost(Socket socket, Endpoint endpoint, string name)
+    public ManagedDriverHost(Socket socket, Endpoint endpoint, string name, UdpDriverLoop? loop = null)
     {
         Endpoint = endpoint;
-        Driver = new UdpDriver(socket, endpoint, enableSegmentation: true, name);
+        Driver = new UdpDriver(socket, endpoint, enableSegmentation: true, name, loop: loop);
         Driver.StepCompleted = OnStep;
     }
 

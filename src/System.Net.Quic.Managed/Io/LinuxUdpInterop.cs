@@ -127,6 +127,26 @@ internal static unsafe partial class LinuxUdpInterop
         }
     }
 
+    /// <summary>
+    /// poll(2) on <paramref name="fds"/> (descriptors and events filled by the caller; <see cref="PollReadable"/> is the
+    /// usual event set): the number of ready entries, 0 on timeout or EINTR, -1 on another error.
+    /// </summary>
+    public static int Poll(Span<PollFd> fds, int timeoutMs)
+    {
+        fixed (PollFd* p = fds)
+        {
+            int result = PollNative(p, (nuint)fds.Length, timeoutMs);
+            if (result < 0) return Marshal.GetLastPInvokeError() == EIntr ? 0 : -1;
+            return result;
+        }
+    }
+
+    /// <summary>Events that make a socket worth a receive call: data, or a pending error (POLLERR) or hang-up to fetch.</summary>
+    public const short PollReadable = PollIn;
+
+    /// <summary>True when a <see cref="Poll"/> result entry is ready for a receive.</summary>
+    public static bool IsReady(in PollFd fd) => (fd.ReturnedEvents & (PollIn | PollErr | PollHup)) != 0;
+
     /// <summary>setsockopt with an int value; false (with <paramref name="errno"/>) when the kernel refused it.</summary>
     public static bool TrySetInt(SafeHandle socket, int level, int name, int value, out int errno)
     {

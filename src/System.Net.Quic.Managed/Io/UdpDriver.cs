@@ -36,8 +36,13 @@ internal sealed class UdpDriver : IDisposable
     private readonly string _threadName;
     private readonly ManualResetEventSlim _loopExited = new(false);
     private Thread? _loopThread;
-    private readonly Socket _wakeSocket;
-    private readonly SocketAddress _wakeTarget;
+    private readonly Socket? _wakeSocket;
+    private readonly SocketAddress? _wakeTarget;
+
+    // Set when the driver is one of several on a shared loop thread (client connections): the loop then owns the
+    // thread, the wake-up and the wait, and this driver only its socket, endpoint and work queue.
+    private readonly UdpDriverLoop? _loop;
+    private int _stepRequested;
 
     // A connected socket (a client that wants ICMP errors) drops datagrams from any other source, the wake-up
     // datagram included: it then gets a separate loopback socket to wake on, and the loop waits on both.
@@ -56,8 +61,9 @@ internal sealed class UdpDriver : IDisposable
     /// and <paramref name="enableBatching"/> false force datagram-by-datagram sends and the portable receive path (see
     /// <see cref="UdpReceiver.DisableBatchingSwitch"/>); <paramref name="name"/> names the thread.
     /// </summary>
-    public UdpDriver(Socket socket, IDatagramEndpoint endpoint, bool enableSegmentation = true, string? name = null, bool enableBatching = true)
+    public UdpDriver(Socket socket, IDatagramEndpoint endpoint, bool enableSegmentation = true, string? name = null, bool enableBatching = true, UdpDriverLoop? loop = null)
     {
+        _loop = loop;
         _socket = socket;
         _endpoint = endpoint;
         _addresses = new SocketAddressCodec(socket.AddressFamily);
@@ -71,7 +77,11 @@ internal sealed class UdpDriver : IDisposable
             var a when a.Equals(IPAddress.IPv6Any) => IPAddress.IPv6Loopback,
             var a => a,
         };
-        if (socket.Connected)
+        if (loop is not null)
+        {
+            // The loop's own wake-up serves every driver on it.
+        }
+        else if (socket.Connected)
         {
             _wakeReceiver = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             _wakeReceiver.Bind(new IPEndPoint(IPAddress.Loopback, 0));
@@ -129,8 +139,12 @@ internal sealed class UdpDriver : IDisposable
     public void Start()
     {
         Volatile.Write(ref _started, 1);
-        DriverThreadPool.Run(Run, _threadName);
+        if (_loop is not null) _loop.Attach(this);
+        else DriverThreadPool.Run(Run, _threadName);
     }
+
+    /// <summary>The shared loop this driver runs on, or null when it has a thread of its own.</summary>
+    public UdpDriverLoop? Loop => _loop;
 
     /// <summary>True while the driver thread runs (tests check that disposal leaves none behind).</summary>
     public bool IsRunning => Volatile.Read(ref _started) == 1 && !_loopExited.IsSet;
@@ -187,11 +201,17 @@ internal sealed class UdpDriver : IDisposable
     /// <summary>Makes the driver re-evaluate its timers and send queue soon (e.g. after the app wrote data).</summary>
     public void Wake()
     {
+        if (_loop is not null)
+        {
+            Interlocked.Exchange(ref _stepRequested, 1);
+            _loop.Wake();
+            return;
+        }
         if (Interlocked.Exchange(ref _sleeping, 0) == 1 && !_stopping)
         {
             try
             {
-                _wakeSocket.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget);
+                _wakeSocket!.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget!);
             }
             catch (SocketException)
             {
@@ -225,38 +245,7 @@ internal sealed class UdpDriver : IDisposable
     {
         while (!_stopping)
         {
-            long now = MonotonicClock.NowUs;
-            RunWork(now);
-            try
-            {
-                if (_endpoint.NextTimeoutUs <= now) _endpoint.OnTimeout(now);
-                Flush(now);
-            }
-            catch (Exception e) when (e is not (SocketException or ObjectDisposedException))
-            {
-                // The core does not throw on peer input; should a bug make it throw anyway, this thread (which serves
-                // every connection on the socket) must survive it: report it and keep running.
-                OnUnhandled(e);
-            }
-            if (StepCompleted is { } step)
-            {
-                try
-                {
-                    step();
-                }
-                catch (Exception e)
-                {
-                    OnUnhandled(e);
-                }
-                try
-                {
-                    Flush(now);
-                }
-                catch (Exception e) when (e is not (SocketException or ObjectDisposedException))
-                {
-                    OnUnhandled(e);
-                }
-            }
+            Step(MonotonicClock.NowUs);
 
             Volatile.Write(ref _sleeping, 1);
             if (!_work.IsEmpty || _stopping)
@@ -265,7 +254,7 @@ internal sealed class UdpDriver : IDisposable
                 continue;
             }
             long deadline = _endpoint.NextTimeoutUs;
-            now = MonotonicClock.NowUs;
+            long now = MonotonicClock.NowUs;
             int waitUs = deadline == long.MaxValue ? -1 : (int)Math.Clamp(deadline - now, 0, int.MaxValue);
             bool readable;
             try
@@ -281,6 +270,89 @@ internal sealed class UdpDriver : IDisposable
             Volatile.Write(ref _sleeping, 0);
             if (readable) ReceiveBatch();
         }
+    }
+
+    /// <summary>
+    /// One turn of the driver: posted work, due timers, a flush, then <see cref="StepCompleted"/> and a second flush.
+    /// On the driver's thread (its own or its loop's).
+    /// </summary>
+    internal void Step(long now)
+    {
+        RunWork(now);
+        try
+        {
+            if (_endpoint.NextTimeoutUs <= now) _endpoint.OnTimeout(now);
+            Flush(now);
+        }
+        catch (Exception e) when (e is not (SocketException or ObjectDisposedException))
+        {
+            // The core does not throw on peer input; should a bug make it throw anyway, this thread (which serves
+            // every connection on the socket) must survive it: report it and keep running.
+            OnUnhandled(e);
+        }
+        if (StepCompleted is { } step)
+        {
+            try
+            {
+                step();
+            }
+            catch (Exception e)
+            {
+                OnUnhandled(e);
+            }
+            try
+            {
+                Flush(now);
+            }
+            catch (Exception e) when (e is not (SocketException or ObjectDisposedException))
+            {
+                OnUnhandled(e);
+            }
+        }
+    }
+
+    /// <summary>The socket a shared loop waits on.</summary>
+    internal Socket Socket => _socket;
+
+    /// <summary>True once <see cref="Dispose"/> began: a shared loop no longer steps or receives for it.</summary>
+    internal bool IsStopping => _stopping;
+
+    /// <summary>When the endpoint's next timer is due (microseconds, <see cref="long.MaxValue"/> for none).</summary>
+    internal long NextDeadline => _endpoint.NextTimeoutUs;
+
+    /// <summary>Loop thread: true (and cleared) when work was posted, a wake-up asked for a flush, or datagrams came in.</summary>
+    internal bool TakeStepRequest() => Interlocked.Exchange(ref _stepRequested, 0) == 1 | !_work.IsEmpty;
+
+    /// <summary>Loop thread: true when the driver wants a step without clearing the request.</summary>
+    internal bool HasStepRequest => Volatile.Read(ref _stepRequested) == 1 || !_work.IsEmpty;
+
+    /// <summary>Loop thread: the socket is readable; take what is queued and step the driver next.</summary>
+    internal void ReceiveReady()
+    {
+        ReceiveBatch();
+        Volatile.Write(ref _stepRequested, 1);
+    }
+
+    /// <summary>Loop thread: the driver joined <paramref name="thread"/>'s loop.</summary>
+    internal void OnAttached(Thread thread)
+    {
+        _sendBuffer = t_sendBuffer ??= new byte[SendBufferSize];
+        Volatile.Write(ref _loopThread, thread);
+        Volatile.Write(ref _stepRequested, 1);
+    }
+
+    /// <summary>
+    /// Loop thread: the driver left its loop (after <see cref="Dispose"/>): the loop no longer waits on the socket, so
+    /// the socket closes here, buffers go back to the pool and work still queued is abandoned.
+    /// </summary>
+    internal void OnDetached()
+    {
+        _receiver.Release();
+        Volatile.Write(ref _loopThread, null);
+        _socket.Dispose();
+        _abandoning = true;
+        AbandonWork();
+        _loopExited.Set();
     }
 
     private bool WaitConnected(int waitUs)
@@ -453,10 +525,26 @@ internal sealed class UdpDriver : IDisposable
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 1) return;
         _stopping = true;
+        if (_loop is not null)
+        {
+            if (Volatile.Read(ref _started) == 1)
+            {
+                // The loop closes the socket once it stopped waiting on it (OnDetached); on the loop's own thread that
+                // happens right after the current turn, elsewhere this waits for it.
+                _loop.Detach(this);
+                if (!IsDriverThread) _loopExited.Wait(TimeSpan.FromSeconds(5));
+                return;
+            }
+            _receiver.Release();
+            _socket.Dispose();
+            _abandoning = true;
+            AbandonWork();
+            return;
+        }
         Interlocked.Exchange(ref _sleeping, 1);
         try
         {
-            _wakeSocket.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget);
+            _wakeSocket!.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget!);
         }
         catch (SocketException)
         {
@@ -464,7 +552,7 @@ internal sealed class UdpDriver : IDisposable
         if (Volatile.Read(ref _started) == 1 && !IsDriverThread) _loopExited.Wait(TimeSpan.FromSeconds(5));
         if (Volatile.Read(ref _started) == 0) _receiver.Release(); // never started: no thread will release them
         _socket.Dispose();
-        _wakeSocket.Dispose();
+        _wakeSocket!.Dispose();
         _wakeReceiver?.Dispose();
         // Work posted before the stop that the loop did not run, and any posted from now on, is abandoned.
         _abandoning = true;

@@ -137,7 +137,7 @@ public class QuicConformanceTests
         await listener.DisposeAsync();
         Assert.True(listenerHost.Driver.IsRunning);
 
-        // One thread and socket per client connection, gone with it once its closing period is over (RFC 9000 §10.2:
+        // One socket per client connection (its driver on a shared client loop), gone with it once its closing period is over (RFC 9000 §10.2:
         // it stays to repeat CONNECTION_CLOSE for a peer that lost it; DisposeAsync does not wait for that).
         await client.DisposeAsync();
         Assert.True(await EventuallyAsync(() => !clientHost.Driver.IsRunning && clientHost.IsReleased, TimeSpan.FromSeconds(5)));

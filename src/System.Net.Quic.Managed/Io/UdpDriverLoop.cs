@@ -1,0 +1,263 @@
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Net.Sockets;
+using System.Threading;
+
+namespace System.Net.Quic.Managed.Io;
+
+/// <summary>
+/// One thread that runs several <see cref="UdpDriver"/>s (each with its own socket and endpoint): it waits on all their
+/// sockets at once (one poll(2) on Linux, Socket.Select elsewhere), receives from the ready ones, and steps a driver only
+/// when it has something to do (posted work, a wake-up, datagrams, a due timer). Client connections share a few of
+/// these (<see cref="ForClient"/>: one per core) instead of a thread each: with 50 connections in a process, 50 threads
+/// waking for their own timers and wake-ups burned most of two cores in poll and context switches (issue 14). Server
+/// listeners keep a thread of their own. A driver is only ever touched by its loop's thread, as before.
+/// </summary>
+internal sealed class UdpDriverLoop
+{
+    /// <summary>Environment variable: the number of shared client loops (default: one per processor; 0: a thread per connection).</summary>
+    public const string ClientLoopsEnvironmentVariable = "QUIC_MANAGED_CLIENT_LOOPS";
+
+    private static readonly object s_gate = new();
+    private static UdpDriverLoop[]? s_clientLoops;
+
+    private readonly List<UdpDriver> _drivers = new();
+    private readonly ConcurrentQueue<UdpDriver> _attach = new();
+    private readonly ConcurrentQueue<UdpDriver> _detach = new();
+    private readonly Socket _wakeReceiver;
+    private readonly Socket _wakeSender;
+    private readonly SocketAddress _wakeTarget;
+    private readonly byte[] _wakeDrain = new byte[16];
+    private readonly List<Socket> _readList = new();
+    private readonly List<Socket> _errorList = new();
+    private LinuxUdpInterop.PollFd[] _pollFds = new LinuxUdpInterop.PollFd[8];
+    private bool _nativePoll = OperatingSystem.IsLinux() && !UdpReceiver.BatchingDisabledByConfiguration;
+    private int _sleeping;
+    private int _count;
+
+    public UdpDriverLoop(string name)
+    {
+        _wakeReceiver = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+        _wakeReceiver.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        _wakeReceiver.Blocking = false;
+        _wakeSender = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+        _wakeTarget = ((IPEndPoint)_wakeReceiver.LocalEndPoint!).Serialize();
+        var thread = new Thread(Run) { IsBackground = true, Name = name };
+        Thread = thread;
+        thread.Start();
+    }
+
+    /// <summary>The loop's thread.</summary>
+    public Thread Thread { get; }
+
+    /// <summary>Drivers attached now (approximate while attaches and detaches are in flight).</summary>
+    public int Count => Volatile.Read(ref _count);
+
+    /// <summary>Configured number of shared client loops: <see cref="ClientLoopsEnvironmentVariable"/> or the processor count.</summary>
+    public static int ClientLoopCount
+    {
+        get
+        {
+            string? value = Environment.GetEnvironmentVariable(ClientLoopsEnvironmentVariable);
+            if (int.TryParse(value, out int configured) && configured >= 0) return Math.Min(configured, 256);
+            return Environment.ProcessorCount;
+        }
+    }
+
+    /// <summary>
+    /// The least busy of the shared client loops (created on first use), or null when configuration asks for a thread
+    /// per connection.
+    /// </summary>
+    public static UdpDriverLoop? ForClient()
+    {
+        UdpDriverLoop[]? loops = Volatile.Read(ref s_clientLoops);
+        if (loops is null)
+        {
+            lock (s_gate)
+            {
+                loops = s_clientLoops;
+                if (loops is null)
+                {
+                    int count = ClientLoopCount;
+                    loops = new UdpDriverLoop[count];
+                    for (int i = 0; i < count; i++) loops[i] = new UdpDriverLoop($"QuicManaged client loop {i}");
+                    Volatile.Write(ref s_clientLoops, loops);
+                }
+            }
+        }
+        if (loops.Length == 0) return null;
+        UdpDriverLoop best = loops[0];
+        for (int i = 1; i < loops.Length; i++)
+        {
+            if (loops[i].Count < best.Count) best = loops[i];
+        }
+        return best;
+    }
+
+    /// <summary>Any thread: the driver joins this loop (its first step follows at once).</summary>
+    public void Attach(UdpDriver driver)
+    {
+        Interlocked.Increment(ref _count);
+        _attach.Enqueue(driver);
+        Wake();
+    }
+
+    /// <summary>Any thread: the driver leaves after the current turn; the loop then calls <see cref="UdpDriver.OnDetached"/>.</summary>
+    public void Detach(UdpDriver driver)
+    {
+        _detach.Enqueue(driver);
+        Wake();
+    }
+
+    /// <summary>Any thread: interrupts the wait so the loop looks at its drivers again.</summary>
+    public void Wake()
+    {
+        if (Interlocked.Exchange(ref _sleeping, 0) != 1) return;
+        try
+        {
+            _wakeSender.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget);
+        }
+        catch (SocketException)
+        {
+            // The loop also wakes on its timers; a lost wake-up only adds latency.
+        }
+    }
+
+    private void Run()
+    {
+        while (true)
+        {
+            ApplyMembershipChanges();
+            long now = MonotonicClock.NowUs;
+            for (int i = 0; i < _drivers.Count; i++)
+            {
+                UdpDriver driver = _drivers[i];
+                if (driver.IsStopping) continue;
+                if (driver.TakeStepRequest() || driver.NextDeadline <= now) StepSafely(driver, now);
+            }
+            ApplyMembershipChanges();
+
+            Interlocked.Exchange(ref _sleeping, 1);
+            bool pending = !_attach.IsEmpty || !_detach.IsEmpty;
+            long deadline = long.MaxValue;
+            for (int i = 0; i < _drivers.Count && !pending; i++)
+            {
+                UdpDriver driver = _drivers[i];
+                if (driver.IsStopping) continue;
+                if (driver.HasStepRequest) pending = true;
+                deadline = Math.Min(deadline, driver.NextDeadline);
+            }
+            if (pending)
+            {
+                Volatile.Write(ref _sleeping, 0);
+                continue;
+            }
+            now = MonotonicClock.NowUs;
+            int waitUs = deadline == long.MaxValue ? -1 : (int)Math.Clamp(deadline - now, 0, int.MaxValue);
+            Wait(waitUs);
+            Volatile.Write(ref _sleeping, 0);
+        }
+    }
+
+    private void StepSafely(UdpDriver driver, long now)
+    {
+        try
+        {
+            driver.Step(now);
+        }
+        catch (Exception)
+        {
+            // Step reports everything it can itself; a socket error escaping it must not end the loop of every driver.
+        }
+    }
+
+    private void ApplyMembershipChanges()
+    {
+        while (_attach.TryDequeue(out UdpDriver? added))
+        {
+            if (added.IsStopping) continue; // disposed before it ever ran: its detach (queued or done) cleans up
+            _drivers.Add(added);
+            added.OnAttached(Thread);
+        }
+        while (_detach.TryDequeue(out UdpDriver? removed))
+        {
+            _drivers.Remove(removed);
+            Interlocked.Decrement(ref _count);
+            try
+            {
+                removed.OnDetached();
+            }
+            catch (Exception)
+            {
+                // Closing a socket does not fail in practice; whatever happens, the other drivers keep running.
+            }
+        }
+    }
+
+    /// <summary>Waits for a readable socket, a wake-up or the deadline, then receives from every ready socket.</summary>
+    private void Wait(int waitUs)
+    {
+        int count = _drivers.Count;
+        if (_nativePoll)
+        {
+            try
+            {
+                if (_pollFds.Length < count + 1) _pollFds = new LinuxUdpInterop.PollFd[Math.Max(count + 1, _pollFds.Length * 2)];
+                Span<LinuxUdpInterop.PollFd> fds = _pollFds.AsSpan(0, count + 1);
+                fds[0] = new LinuxUdpInterop.PollFd { Fd = (int)_wakeReceiver.SafeHandle.DangerousGetHandle(), Events = LinuxUdpInterop.PollReadable };
+                for (int i = 0; i < count; i++)
+                {
+                    // Only this thread closes a driver's socket (OnDetached), so the descriptor stays valid during the call.
+                    fds[i + 1] = new LinuxUdpInterop.PollFd { Fd = (int)_drivers[i].Socket.SafeHandle.DangerousGetHandle(), Events = LinuxUdpInterop.PollReadable };
+                }
+                // Milliseconds truncated, as Socket.Select does: a timer due within the millisecond is then run by a zero wait.
+                int ready = LinuxUdpInterop.Poll(fds, waitUs < 0 ? -1 : waitUs / 1000);
+                if (ready > 0)
+                {
+                    if (LinuxUdpInterop.IsReady(fds[0])) DrainWakeUps();
+                    for (int i = 0; i < count; i++)
+                    {
+                        if (LinuxUdpInterop.IsReady(fds[i + 1])) _drivers[i].ReceiveReady();
+                    }
+                }
+                return;
+            }
+            catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
+            {
+                _nativePoll = false; // continue on the portable path for good
+            }
+        }
+
+        _readList.Clear();
+        _errorList.Clear();
+        _readList.Add(_wakeReceiver);
+        for (int i = 0; i < count; i++)
+        {
+            _readList.Add(_drivers[i].Socket);
+            // A pending ICMP error (POLLERR) does not make a socket readable to Select: ask for errors too.
+            _errorList.Add(_drivers[i].Socket);
+        }
+        try
+        {
+            Socket.Select(_readList, null, _errorList, waitUs);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+            return;
+        }
+        if (_readList.Contains(_wakeReceiver)) DrainWakeUps();
+        for (int i = 0; i < count; i++)
+        {
+            Socket socket = _drivers[i].Socket;
+            if (_readList.Contains(socket) || _errorList.Contains(socket)) _drivers[i].ReceiveReady();
+        }
+    }
+
+    private void DrainWakeUps()
+    {
+        // Non-blocking: take every queued wake-up without an exception or a size query.
+        while (_wakeReceiver.Receive(_wakeDrain, 0, _wakeDrain.Length, SocketFlags.None, out SocketError error) >= 0 && error == SocketError.Success)
+        {
+        }
+    }
+}
