@@ -7,7 +7,9 @@ namespace System.Net.Quic.Managed.Benchmarks;
 
 /// <summary>
 /// Protecting and opening one 1200-byte 1-RTT (short header) packet in place (RFC 9001 §5.3, §5.4).
-/// The per-packet path is expected to allocate 0 bytes.
+/// The per-packet path is expected to allocate 0 bytes. <see cref="BclAesGcm"/> true runs the AES-GCM suite through
+/// System.Security.Cryptography.AesGcm (OpenSSL) instead of the AES-NI/PCLMULQDQ implementation, for comparison (each
+/// case runs in its own process, so the AppContext switch is read fresh).
 /// </summary>
 [MemoryDiagnoser]
 public class PacketProtectionBenchmarks
@@ -26,9 +28,13 @@ public class PacketProtectionBenchmarks
     [Params(TlsCipherSuite.TLS_AES_128_GCM_SHA256, TlsCipherSuite.TLS_CHACHA20_POLY1305_SHA256)]
     public TlsCipherSuite Suite { get; set; }
 
+    [Params(false, true)]
+    public bool BclAesGcm { get; set; }
+
     [GlobalSetup]
     public void Setup()
     {
+        if (BclAesGcm) AppContext.SetSwitch("System.Net.Quic.Managed.DisableAesNiGcm", true);
         byte[] secret = new byte[32];
         new Random(9001).NextBytes(secret);
         _sender = PacketProtectionKeys.Create(secret, Suite, QuicVersion.V1);
