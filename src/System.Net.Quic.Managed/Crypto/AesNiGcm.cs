@@ -288,6 +288,7 @@ internal sealed class AesNiGcm
     /// Reduces the 256-bit product (hi:mid:lo) modulo x^128 + x^7 + x^2 + x + 1: GCM's bit-reflected convention makes
     /// the product one bit short, hence the shift left by one first (Intel's white paper, algorithm 5).
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static Vector128<ulong> Reduce(Vector128<ulong> lo, Vector128<ulong> mid, Vector128<ulong> hi)
     {
         Vector128<uint> t3 = (lo ^ Sse2.ShiftLeftLogical128BitLane(mid, 8)).AsUInt32();
