@@ -16,10 +16,10 @@ internal sealed partial class Connection
             switch (frame.Kind)
             {
                 case SentFrameKind.Stream:
-                    if (_streams.TryGetStream(frame.Id, out TransportStream? stream) && stream.Send is not null)
+                    if (_streams.TryGetStream(frame.StreamId, out TransportStream? stream) && stream.Send is not null)
                     {
-                        stream.Send.OnStreamFrameAcked(frame.Offset, frame.Length, frame.Flag);
-                        Emit(ConnectionEventKind.StreamWritable, frame.Id);
+                        stream.Send.OnStreamFrameAcked(frame.Offset, frame.Length, frame.Fin);
+                        Emit(ConnectionEventKind.StreamWritable, frame.StreamId);
                         ReleaseIfClosed(stream);
                     }
                     break;
@@ -27,16 +27,16 @@ internal sealed partial class Connection
                     space.CryptoSend.OnAcked(frame.Offset, frame.Length, fin: false);
                     break;
                 case SentFrameKind.Ack:
-                    space.Received.OnAckOfAck(frame.Offset);
+                    space.Received.OnAckOfAck(frame.LargestAcknowledged);
                     break;
                 case SentFrameKind.RetireConnectionId:
                     _peerIds.OnRetirementAcked();
                     break;
                 case SentFrameKind.ResetStream:
-                    if (_streams.TryGetStream(frame.Id, out TransportStream? reset) && reset.Send is not null)
+                    if (_streams.TryGetStream(frame.StreamId, out TransportStream? reset) && reset.Send is not null)
                     {
                         reset.Send.OnResetFrameAcked();
-                        Emit(ConnectionEventKind.StreamWritable, frame.Id);
+                        Emit(ConnectionEventKind.StreamWritable, frame.StreamId);
                         ReleaseIfClosed(reset);
                     }
                     break;
@@ -63,9 +63,9 @@ internal sealed partial class Connection
             switch (frame.Kind)
             {
                 case SentFrameKind.Stream:
-                    if (_streams.TryGetStream(frame.Id, out stream) && stream.Send is not null)
+                    if (_streams.TryGetStream(frame.StreamId, out stream) && stream.Send is not null)
                     {
-                        stream.Send.OnStreamFrameLost(frame.Offset, frame.Length, frame.Flag);
+                        stream.Send.OnStreamFrameLost(frame.Offset, frame.Length, frame.Fin);
                         _streams.MarkSendable(stream);
                         retransmitted += frame.Length;
                     }
@@ -75,50 +75,50 @@ internal sealed partial class Connection
                     retransmitted += frame.Length;
                     break;
                 case SentFrameKind.MaxData:
-                    _streams.OnMaxDataLost(frame.Offset);
+                    _streams.OnMaxDataLost(frame.Maximum);
                     break;
                 case SentFrameKind.MaxStreamData:
-                    if (_streams.TryGetStream(frame.Id, out stream) && stream.Receive is not null)
+                    if (_streams.TryGetStream(frame.StreamId, out stream) && stream.Receive is not null)
                     {
-                        stream.Receive.OnMaxStreamDataLost(frame.Offset);
+                        stream.Receive.OnMaxStreamDataLost(frame.Maximum);
                         _streams.MarkSendable(stream);
                     }
                     break;
                 case SentFrameKind.MaxStreams:
-                    (frame.Flag ? _streams.RemoteBidiLimit : _streams.RemoteUniLimit).OnMaxStreamsLost(frame.Offset);
+                    (frame.Bidirectional ? _streams.RemoteBidiLimit : _streams.RemoteUniLimit).OnMaxStreamsLost(frame.Maximum);
                     break;
                 case SentFrameKind.StreamsBlocked:
-                    (frame.Flag ? _streams.LocalBidiLimit : _streams.LocalUniLimit).OnStreamsBlockedLost(frame.Offset);
+                    (frame.Bidirectional ? _streams.LocalBidiLimit : _streams.LocalUniLimit).OnStreamsBlockedLost(frame.Maximum);
                     break;
                 case SentFrameKind.DataBlocked:
-                    _streams.ConnectionSendCredit.OnBlockedFrameLost(frame.Offset);
+                    _streams.ConnectionSendCredit.OnBlockedFrameLost(frame.Maximum);
                     break;
                 case SentFrameKind.StreamDataBlocked:
-                    if (_streams.TryGetStream(frame.Id, out stream) && stream.Send is not null)
+                    if (_streams.TryGetStream(frame.StreamId, out stream) && stream.Send is not null)
                     {
-                        stream.Send.OnStreamDataBlockedLost(frame.Offset);
+                        stream.Send.OnStreamDataBlockedLost(frame.Maximum);
                         _streams.MarkSendable(stream);
                     }
                     break;
                 case SentFrameKind.ResetStream:
-                    if (_streams.TryGetStream(frame.Id, out stream) && stream.Send is not null)
+                    if (_streams.TryGetStream(frame.StreamId, out stream) && stream.Send is not null)
                     {
                         stream.Send.OnResetFrameLost();
                         _streams.MarkSendable(stream);
                     }
                     break;
                 case SentFrameKind.StopSending:
-                    if (_streams.TryGetStream(frame.Id, out stream) && stream.Receive is not null)
+                    if (_streams.TryGetStream(frame.StreamId, out stream) && stream.Receive is not null)
                     {
                         stream.Receive.OnStopSendingFrameLost();
                         _streams.MarkSendable(stream);
                     }
                     break;
                 case SentFrameKind.NewConnectionId:
-                    _localIds.OnAdvertisementLost((ulong)frame.Offset);
+                    _localIds.OnAdvertisementLost((ulong)frame.SequenceNumber);
                     break;
                 case SentFrameKind.RetireConnectionId:
-                    _peerIds.OnRetirementLost((ulong)frame.Offset);
+                    _peerIds.OnRetirementLost((ulong)frame.SequenceNumber);
                     break;
                 case SentFrameKind.HandshakeDone:
                     _handshakeDonePending = true;

@@ -47,8 +47,8 @@ internal sealed partial class Connection
         _pathChallengePending = false;
         Span<byte> data = stackalloc byte[8];
         _pathValidator.CreateChallenge(data);
-        new PathChallengeFrame(BinaryPrimitives.ReadUInt64BigEndian(data)).TryWrite(ref writer);
-        frames.Add(new SentFrame(SentFrameKind.PathChallenge, 0, 0, 0, false));
+        RequireWritten(new PathChallengeFrame(BinaryPrimitives.ReadUInt64BigEndian(data)).TryWrite(ref writer), FrameType.PathChallenge);
+        frames.Add(SentFrame.PathChallenge());
         return true;
     }
 

@@ -197,10 +197,19 @@ internal sealed partial class Connection
         }
         if (!ackEliciting && (probe || (_keepAlivePending && space.Space == PacketNumberSpace.ApplicationData)) && writer.TryWriteByte((byte)FrameType.Ping))
         {
-            frames.Add(new SentFrame(SentFrameKind.Ping, 0, 0, 0, false));
+            frames.Add(SentFrame.Ping());
             ackEliciting = true;
         }
         return ackEliciting;
+    }
+
+    /// <summary>
+    /// Every frame is written only after its size was checked against the room left, so a failed write is a bug in the
+    /// size check: fail loudly (the driver reports it) rather than send a packet whose records do not match its bytes.
+    /// </summary>
+    private static void RequireWritten(bool written, FrameType frame)
+    {
+        if (!written) throw new InvalidOperationException($"A {frame} frame did not fit after its size check.");
     }
 
     private void WriteAck(PacketSpaceState space, ref QuicWriter writer, SentFrameList? frames, long nowUs, int reserve = 0)
@@ -215,7 +224,7 @@ internal sealed partial class Connection
         while (count > 0 && AckFrame.GetEncodedLength(wire.Slice(0, count), delay) > writer.Remaining - reserve) count--;
         if (count == 0 || !AckFrame.TryWrite(ref writer, wire.Slice(0, count), delay)) return;
         space.Received.OnAckSent();
-        frames?.Add(new SentFrame(SentFrameKind.Ack, 0, ranges[0].Largest, 0, false));
+        frames?.Add(SentFrame.Ack(ranges[0].Largest));
     }
 
     private bool WriteCrypto(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames)
@@ -228,13 +237,13 @@ internal sealed partial class Connection
             if (max <= 0) break;
             int length = (int)Math.Min(available, max);
             if (!CryptoFrame.TryWriteHeader(ref writer, (ulong)offset, length)) break;
-            writer.TryReserve(length, out Span<byte> data);
+            RequireWritten(writer.TryReserve(length, out Span<byte> data), FrameType.Crypto);
             if (!crypto.TryTakeNextToSend(data, long.MaxValue, out long takenOffset, out int taken, out _)
                 || taken != length || takenOffset != offset)
             {
                 throw new InvalidOperationException("CRYPTO send buffer returned other data than it announced.");
             }
-            frames.Add(new SentFrame(SentFrameKind.Crypto, 0, offset, length, false));
+            frames.Add(SentFrame.Crypto(offset, length));
             wrote = true;
         }
         return wrote;
@@ -246,22 +255,22 @@ internal sealed partial class Connection
         if (_handshakeDonePending && writer.TryWriteByte((byte)FrameType.HandshakeDone))
         {
             _handshakeDonePending = false;
-            frames.Add(new SentFrame(SentFrameKind.HandshakeDone, 0, 0, 0, false));
+            frames.Add(SentFrame.HandshakeDone());
             wrote = true;
         }
         while (_pathResponses.Count > 0 && writer.Remaining >= PathResponseFrame.EncodedLength)
         {
-            new PathResponseFrame(_pathResponses.Dequeue()).TryWrite(ref writer);
-            frames.Add(new SentFrame(SentFrameKind.Ping, 0, 0, 0, false)); // PATH_RESPONSE is never retransmitted (§8.2.2)
+            RequireWritten(new PathResponseFrame(_pathResponses.Dequeue()).TryWrite(ref writer), FrameType.PathResponse);
+            frames.Add(SentFrame.PathResponse());
             wrote = true;
         }
         wrote |= WritePathChallenge(ref writer, frames, nowUs);
         wrote |= WriteNewToken(ref writer, frames);
-        if (_streams.NeedsMaxData && writer.Remaining >= 9)
+        if (_streams.NeedsMaxData && writer.Remaining >= MaxDataFrame.MaxEncodedLength)
         {
             long max = _streams.CommitMaxData(nowUs, _recovery.Rtt.SmoothedRttUs);
-            new MaxDataFrame((ulong)max).TryWrite(ref writer);
-            frames.Add(new SentFrame(SentFrameKind.MaxData, 0, max, 0, false));
+            RequireWritten(new MaxDataFrame((ulong)max).TryWrite(ref writer), FrameType.MaxData);
+            frames.Add(SentFrame.MaxData(max));
             wrote = true;
         }
         wrote |= WriteMaxStreams(ref writer, frames, _streams.RemoteBidiLimit, bidirectional: true);
@@ -269,25 +278,26 @@ internal sealed partial class Connection
         wrote |= WriteStreamsBlocked(ref writer, frames, _streams.LocalBidiLimit, bidirectional: true);
         wrote |= WriteStreamsBlocked(ref writer, frames, _streams.LocalUniLimit, bidirectional: false);
         SendFlowCredit credit = _streams.ConnectionSendCredit;
-        if (credit.NeedsBlockedFrame && _streams.HasSendableStreams && writer.Remaining >= 9)
+        var dataBlocked = new DataBlockedFrame((ulong)credit.MaxData);
+        if (credit.NeedsBlockedFrame && _streams.HasSendableStreams && writer.Remaining >= dataBlocked.EncodedLength)
         {
-            new DataBlockedFrame((ulong)credit.MaxData).TryWrite(ref writer);
+            RequireWritten(dataBlocked.TryWrite(ref writer), FrameType.DataBlocked);
             credit.OnBlockedFrameSent(credit.MaxData);
-            frames.Add(new SentFrame(SentFrameKind.DataBlocked, 0, credit.MaxData, 0, false));
+            frames.Add(SentFrame.DataBlocked(credit.MaxData));
             wrote = true;
         }
         Span<byte> token = stackalloc byte[StatelessResetToken.Length];
-        while (writer.Remaining >= 1 + 8 + 8 + 1 + ConnectionId.MaxLength + StatelessResetToken.Length && _localIds.TryDequeueAdvertisement(out IssuedConnectionId issued))
+        while (writer.Remaining >= NewConnectionIdFrame.MaxEncodedLength && _localIds.TryDequeueAdvertisement(out IssuedConnectionId issued))
         {
             issued.ResetToken.CopyTo(token);
-            NewConnectionIdFrame.TryWrite(ref writer, issued.SequenceNumber, 0, issued.Id.Span, token);
-            frames.Add(new SentFrame(SentFrameKind.NewConnectionId, 0, (long)issued.SequenceNumber, 0, false));
+            RequireWritten(NewConnectionIdFrame.TryWrite(ref writer, issued.SequenceNumber, 0, issued.Id.Span, token), FrameType.NewConnectionId);
+            frames.Add(SentFrame.NewConnectionId((long)issued.SequenceNumber));
             wrote = true;
         }
-        while (writer.Remaining >= 9 && _peerIds.TryDequeueRetirement(out ulong sequence))
+        while (writer.Remaining >= RetireConnectionIdFrame.MaxEncodedLength && _peerIds.TryDequeueRetirement(out ulong sequence))
         {
-            new RetireConnectionIdFrame(sequence).TryWrite(ref writer);
-            frames.Add(new SentFrame(SentFrameKind.RetireConnectionId, 0, (long)sequence, 0, false));
+            RequireWritten(new RetireConnectionIdFrame(sequence).TryWrite(ref writer), FrameType.RetireConnectionId);
+            frames.Add(SentFrame.RetireConnectionId((long)sequence));
             wrote = true;
         }
         return wrote;
@@ -295,20 +305,22 @@ internal sealed partial class Connection
 
     private static bool WriteMaxStreams(ref QuicWriter writer, SentFrameList frames, RemoteStreamLimit limit, bool bidirectional)
     {
-        if (!limit.NeedsMaxStreams || writer.Remaining < 9) return false;
+        if (!limit.NeedsMaxStreams || writer.Remaining < MaxStreamsFrame.MaxEncodedLength) return false;
         long max = limit.CommitMaxStreams();
-        new MaxStreamsFrame(bidirectional, (ulong)max).TryWrite(ref writer);
-        frames.Add(new SentFrame(SentFrameKind.MaxStreams, 0, max, 0, bidirectional));
+        RequireWritten(new MaxStreamsFrame(bidirectional, (ulong)max).TryWrite(ref writer), bidirectional ? FrameType.MaxStreamsBidirectional : FrameType.MaxStreamsUnidirectional);
+        frames.Add(SentFrame.MaxStreams(max, bidirectional));
         return true;
     }
 
     private static bool WriteStreamsBlocked(ref QuicWriter writer, SentFrameList frames, LocalStreamLimit limit, bool bidirectional)
     {
-        if (!limit.NeedsStreamsBlocked || writer.Remaining < 9) return false;
+        if (!limit.NeedsStreamsBlocked) return false;
         long max = limit.MaxStreams;
-        new StreamsBlockedFrame(bidirectional, (ulong)max).TryWrite(ref writer);
+        var frame = new StreamsBlockedFrame(bidirectional, (ulong)max);
+        if (writer.Remaining < frame.EncodedLength) return false;
+        RequireWritten(frame.TryWrite(ref writer), bidirectional ? FrameType.StreamsBlockedBidirectional : FrameType.StreamsBlockedUnidirectional);
         limit.OnStreamsBlockedSent(max);
-        frames.Add(new SentFrame(SentFrameKind.StreamsBlocked, 0, max, 0, bidirectional));
+        frames.Add(SentFrame.StreamsBlocked(max, bidirectional));
         return true;
     }
 
@@ -328,13 +340,13 @@ internal sealed partial class Connection
                 int length = (int)Math.Min(available, max);
                 bool frameFin = fin && length == available;
                 if (!StreamFrame.TryWriteHeader(ref writer, (ulong)stream.Id, (ulong)offset, length, frameFin, hasLength: true)) break;
-                writer.TryReserve(length, out Span<byte> data);
+                RequireWritten(writer.TryReserve(length, out Span<byte> data), FrameType.Stream);
                 if (!send.TryTakeNextToSend(data, out long takenOffset, out int taken, out bool takenFin)
                     || taken != length || takenOffset != offset || takenFin != frameFin)
                 {
                     throw new InvalidOperationException("Stream send buffer returned other data than it announced.");
                 }
-                frames.Add(new SentFrame(SentFrameKind.Stream, stream.Id, offset, length, frameFin));
+                frames.Add(SentFrame.Stream(stream.Id, offset, length, frameFin));
                 wrote = true;
                 if (frameFin || length == 0) break;
             }
@@ -348,34 +360,46 @@ internal sealed partial class Connection
         bool wrote = false;
         SendStream? send = stream.Send;
         ReceiveStream? receive = stream.Receive;
-        if (send is not null && send.NeedsResetFrame && writer.Remaining >= 25)
+        if (send is not null && send.NeedsResetFrame)
         {
-            new ResetStreamFrame((ulong)stream.Id, send.ResetErrorCode, (ulong)send.ResetFinalSize).TryWrite(ref writer);
-            send.OnResetFrameSent();
-            frames.Add(new SentFrame(SentFrameKind.ResetStream, stream.Id, 0, 0, false));
-            wrote = true;
+            var reset = new ResetStreamFrame((ulong)stream.Id, send.ResetErrorCode, (ulong)send.ResetFinalSize);
+            if (writer.Remaining >= reset.EncodedLength)
+            {
+                RequireWritten(reset.TryWrite(ref writer), FrameType.ResetStream);
+                send.OnResetFrameSent();
+                frames.Add(SentFrame.ResetStream(stream.Id));
+                wrote = true;
+            }
         }
-        if (receive is not null && receive.NeedsStopSendingFrame && writer.Remaining >= 17)
+        if (receive is not null && receive.NeedsStopSendingFrame)
         {
-            new StopSendingFrame((ulong)stream.Id, receive.StopSendingErrorCode).TryWrite(ref writer);
-            receive.OnStopSendingFrameSent();
-            frames.Add(new SentFrame(SentFrameKind.StopSending, stream.Id, 0, 0, false));
-            wrote = true;
+            var stop = new StopSendingFrame((ulong)stream.Id, receive.StopSendingErrorCode);
+            if (writer.Remaining >= stop.EncodedLength)
+            {
+                RequireWritten(stop.TryWrite(ref writer), FrameType.StopSending);
+                receive.OnStopSendingFrameSent();
+                frames.Add(SentFrame.StopSending(stream.Id));
+                wrote = true;
+            }
         }
-        if (receive is not null && receive.NeedsMaxStreamData && writer.Remaining >= 17)
+        if (receive is not null && receive.NeedsMaxStreamData && writer.Remaining >= MaxStreamDataFrame.MaxEncodedLength)
         {
             long max = receive.CommitMaxStreamData(nowUs, _recovery.Rtt.SmoothedRttUs);
-            new MaxStreamDataFrame((ulong)stream.Id, (ulong)max).TryWrite(ref writer);
-            frames.Add(new SentFrame(SentFrameKind.MaxStreamData, stream.Id, max, 0, false));
+            RequireWritten(new MaxStreamDataFrame((ulong)stream.Id, (ulong)max).TryWrite(ref writer), FrameType.MaxStreamData);
+            frames.Add(SentFrame.MaxStreamData(stream.Id, max));
             wrote = true;
         }
-        if (send is not null && send.NeedsStreamDataBlocked && writer.Remaining >= 17)
+        if (send is not null && send.NeedsStreamDataBlocked)
         {
             long limit = send.BlockedLimit;
-            new StreamDataBlockedFrame((ulong)stream.Id, (ulong)limit).TryWrite(ref writer);
-            send.OnStreamDataBlockedSent(limit);
-            frames.Add(new SentFrame(SentFrameKind.StreamDataBlocked, stream.Id, limit, 0, false));
-            wrote = true;
+            var blocked = new StreamDataBlockedFrame((ulong)stream.Id, (ulong)limit);
+            if (writer.Remaining >= blocked.EncodedLength)
+            {
+                RequireWritten(blocked.TryWrite(ref writer), FrameType.StreamDataBlocked);
+                send.OnStreamDataBlockedSent(limit);
+                frames.Add(SentFrame.StreamDataBlocked(stream.Id, limit));
+                wrote = true;
+            }
         }
         return wrote;
     }

@@ -19,7 +19,7 @@ internal sealed partial class Connection
         _rawFramesForTesting = null;
         writer.TryReserve(raw.Length, out Span<byte> destination);
         raw.CopyTo(destination);
-        frames.Add(new SentFrame(SentFrameKind.Ping, 0, 0, 0, false));
+        frames.Add(SentFrame.RawForTesting());
         return true;
     }
 

@@ -21,9 +21,11 @@ internal sealed partial class Connection
 
     private bool WriteNewToken(ref QuicWriter writer, SentFrameList frames)
     {
-        if (_newTokenToSend is null || writer.Remaining < 1 + 8 + _newTokenToSend.Length) return false;
-        new NewTokenFrame(_newTokenToSend).TryWrite(ref writer);
-        frames.Add(new SentFrame(SentFrameKind.NewToken, 0, 0, 0, false));
+        if (_newTokenToSend is null) return false;
+        var frame = new NewTokenFrame(_newTokenToSend);
+        if (writer.Remaining < frame.EncodedLength) return false;
+        RequireWritten(frame.TryWrite(ref writer), FrameType.NewToken);
+        frames.Add(SentFrame.NewToken());
         _pendingNewTokenInFlight = _newTokenToSend;
         _newTokenToSend = null;
         return true;

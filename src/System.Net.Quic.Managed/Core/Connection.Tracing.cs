@@ -98,14 +98,16 @@ internal sealed partial class Connection
         SentFrameKind.StopSending => (ulong)FrameType.StopSending,
         SentFrameKind.MaxData => (ulong)FrameType.MaxData,
         SentFrameKind.MaxStreamData => (ulong)FrameType.MaxStreamData,
-        SentFrameKind.MaxStreams => frame.Flag ? (ulong)FrameType.MaxStreamsBidirectional : (ulong)FrameType.MaxStreamsUnidirectional,
+        SentFrameKind.MaxStreams => frame.Bidirectional ? (ulong)FrameType.MaxStreamsBidirectional : (ulong)FrameType.MaxStreamsUnidirectional,
         SentFrameKind.DataBlocked => (ulong)FrameType.DataBlocked,
         SentFrameKind.StreamDataBlocked => (ulong)FrameType.StreamDataBlocked,
-        SentFrameKind.StreamsBlocked => frame.Flag ? (ulong)FrameType.StreamsBlockedBidirectional : (ulong)FrameType.StreamsBlockedUnidirectional,
+        SentFrameKind.StreamsBlocked => frame.Bidirectional ? (ulong)FrameType.StreamsBlockedBidirectional : (ulong)FrameType.StreamsBlockedUnidirectional,
         SentFrameKind.NewConnectionId => (ulong)FrameType.NewConnectionId,
         SentFrameKind.RetireConnectionId => (ulong)FrameType.RetireConnectionId,
         SentFrameKind.HandshakeDone => (ulong)FrameType.HandshakeDone,
         SentFrameKind.NewToken => (ulong)FrameType.NewToken,
+        SentFrameKind.PathChallenge => (ulong)FrameType.PathChallenge,
+        SentFrameKind.PathResponse => (ulong)FrameType.PathResponse,
         _ => (ulong)FrameType.Ping,
     };
 }

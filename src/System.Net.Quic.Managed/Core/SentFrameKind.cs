@@ -41,6 +41,12 @@ internal enum SentFrameKind : byte
     /// <summary>PATH_CHALLENGE: if lost while the path is still being validated, a new challenge replaces it (RFC 9000 §8.2.1).</summary>
     PathChallenge,
 
-    /// <summary>PING, or anything else that only elicits an ACK (PATH_RESPONSE, DATAGRAM): nothing to repeat.</summary>
+    /// <summary>PATH_RESPONSE: never retransmitted (RFC 9000 §8.2.2); a new PATH_CHALLENGE gets a new response.</summary>
+    PathResponse,
+
+    /// <summary>PING (also the probe of an otherwise empty packet): nothing to repeat.</summary>
     Ping,
+
+    /// <summary>Frames a test wrote verbatim: nothing to repeat.</summary>
+    RawForTesting,
 }

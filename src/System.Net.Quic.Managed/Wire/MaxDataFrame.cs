@@ -10,6 +10,9 @@ internal readonly record struct MaxDataFrame(ulong MaximumData)
         return ok ? TransportErrorCode.NoError : TransportErrorCode.FrameEncodingError;
     }
 
+    /// <summary>The encoded length with the largest maximum: room that always suffices for this frame.</summary>
+    public const int MaxEncodedLength = 1 + VariableLengthInteger.MaxLength;
+
     public int EncodedLength => 1 + VariableLengthInteger.GetEncodedLength(MaximumData);
 
     public bool TryWrite(ref QuicWriter writer)

@@ -10,6 +10,9 @@ internal readonly record struct MaxStreamDataFrame(ulong StreamId, ulong Maximum
         return ok ? TransportErrorCode.NoError : TransportErrorCode.FrameEncodingError;
     }
 
+    /// <summary>The encoded length with the largest stream id and maximum: room that always suffices for this frame.</summary>
+    public const int MaxEncodedLength = 1 + (2 * VariableLengthInteger.MaxLength);
+
     public int EncodedLength => 1 + VariableLengthInteger.GetEncodedLength(StreamId) + VariableLengthInteger.GetEncodedLength(MaximumStreamData);
 
     public bool TryWrite(ref QuicWriter writer)

@@ -14,6 +14,9 @@ internal readonly record struct MaxStreamsFrame(bool Bidirectional, ulong Maximu
         return ok && value <= MaxStreamCount ? TransportErrorCode.NoError : TransportErrorCode.FrameEncodingError;
     }
 
+    /// <summary>The encoded length with the largest maximum: room that always suffices for this frame.</summary>
+    public const int MaxEncodedLength = 1 + VariableLengthInteger.MaxLength;
+
     public int EncodedLength => 1 + VariableLengthInteger.GetEncodedLength(MaximumStreams);
 
     public bool TryWrite(ref QuicWriter writer)

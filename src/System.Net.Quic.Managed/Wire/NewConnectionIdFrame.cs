@@ -38,6 +38,9 @@ internal readonly ref struct NewConnectionIdFrame
         return TransportErrorCode.NoError;
     }
 
+    /// <summary>The encoded length with the largest sequence numbers and a 20-byte connection ID: room that always suffices for this frame.</summary>
+    public const int MaxEncodedLength = 1 + (2 * VariableLengthInteger.MaxLength) + 1 + ConnectionIdLimits.MaxLength + StatelessReset.TokenLength;
+
     public int EncodedLength => 1 + VariableLengthInteger.GetEncodedLength(SequenceNumber) +
         VariableLengthInteger.GetEncodedLength(RetirePriorTo) + 1 + ConnectionId.Length + StatelessReset.TokenLength;
 

@@ -10,6 +10,9 @@ internal readonly record struct RetireConnectionIdFrame(ulong SequenceNumber)
         return ok ? TransportErrorCode.NoError : TransportErrorCode.FrameEncodingError;
     }
 
+    /// <summary>The encoded length with the largest sequence number: room that always suffices for this frame.</summary>
+    public const int MaxEncodedLength = 1 + VariableLengthInteger.MaxLength;
+
     public int EncodedLength => 1 + VariableLengthInteger.GetEncodedLength(SequenceNumber);
 
     public bool TryWrite(ref QuicWriter writer)
