@@ -1,4 +1,3 @@
-using System.Collections.Generic;
 using System.Net.Quic.Managed.Crypto;
 using System.Net.Quic.Managed.Recovery;
 using System.Net.Quic.Managed.Tls;
@@ -11,11 +10,6 @@ internal sealed partial class Connection
 {
     /// <summary>Tickets kept for the application at once; a server sending more only replaces what was not taken.</summary>
     private const int MaxPendingSessionTickets = 4;
-
-    private readonly Queue<TlsSessionTicket> _sessionTickets = new();
-    private TransportParameters? _rememberedParameters;
-    private long _largestZeroRttPacket = -1;
-    private long _firstFlightHoldUntilUs;
 
     /// <summary>True while the first flight waits for the application's first request (see <see cref="ConnectionOptions.EarlyDataFirstFlightHoldUs"/>).</summary>
     private bool HoldsFirstFlight(long nowUs)

@@ -288,8 +288,6 @@ internal sealed partial class Connection
     /// <summary>Early CRYPTO retransmissions (§6.2.3) allowed per connection: once is enough for one loss, a few for bursts.</summary>
     private const int MaxEarlyCryptoRetransmissions = 3;
 
-    private int _earlyCryptoRetransmissions;
-
     /// <summary>A client keeps a NEW_TOKEN token for its next connection to the same server (RFC 9000 §8.1.3).</summary>
     public byte[]? ReceivedToken { get; private set; }
 

@@ -1,16 +1,10 @@
 using System.Buffers.Binary;
-using System.Net.Quic.Managed.Ids;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Core;
 
 internal sealed partial class Connection
 {
-    private PathValidator? _pathValidator;
-    private NetworkAddress _previousRemote;
-    private bool _pathChallengePending;
-    private ConnectionId _currentPacketDestination;
-
     /// <summary>
     /// The peer's address changed (RFC 9000 §9.3): NAT rebinding or migration. We move to the new address at once and
     /// validate it with PATH_CHALLENGE; if validation fails we go back to the old one.

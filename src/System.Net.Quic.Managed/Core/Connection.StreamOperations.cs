@@ -133,5 +133,4 @@ internal sealed partial class Connection
         return true;
     }
 
-    private long _currentSendPhaseFirstPacket;
 }

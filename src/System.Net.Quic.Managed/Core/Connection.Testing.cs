@@ -4,8 +4,6 @@ namespace System.Net.Quic.Managed.Core;
 
 internal sealed partial class Connection
 {
-    private byte[]? _rawFramesForTesting;
-
     /// <summary>
     /// TEST ONLY: puts <paramref name="frames"/> verbatim (unchecked, possibly malformed) at the start of the next 1-RTT
     /// packet, protected with this connection's current keys. Lets tests deliver crafted frames that the peer must

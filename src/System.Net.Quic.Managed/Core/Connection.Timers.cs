@@ -5,8 +5,6 @@ namespace System.Net.Quic.Managed.Core;
 
 internal sealed partial class Connection
 {
-    private bool _keepAlivePending;
-
     /// <summary>The earliest time <see cref="OnTimeout"/> must run (long.MaxValue: none). ngtcp2's single expiry, quinn's poll_timeout.</summary>
     public long NextTimeoutUs
     {

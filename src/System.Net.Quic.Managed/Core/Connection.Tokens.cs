@@ -31,8 +31,6 @@ internal sealed partial class Connection
         return true;
     }
 
-    private byte[]? _pendingNewTokenInFlight;
-
     private void OnNewTokenLost()
     {
         if (_pendingNewTokenInFlight is not null) _newTokenToSend ??= _pendingNewTokenInFlight;

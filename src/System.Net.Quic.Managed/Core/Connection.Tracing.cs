@@ -7,9 +7,6 @@ namespace System.Net.Quic.Managed.Core;
 
 internal sealed partial class Connection
 {
-    private long _lastEventUs;
-    private string? _eventConnectionId;
-
     /// <summary>
     /// The connection ID that names this connection in EventSource events: our initial Source Connection ID in hex, the
     /// same text the endpoint's datagram events carry, so a listener can join them. Made only once someone listens.

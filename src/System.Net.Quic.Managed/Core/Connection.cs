@@ -4,6 +4,7 @@ using System.Net.Quic.Managed.Diagnostics;
 using System.Net.Quic.Managed.Ids;
 using System.Net.Quic.Managed.Recovery;
 using System.Net.Quic.Managed.Streams;
+using System.Net.Quic.Managed.Tls;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Core;
@@ -177,6 +178,32 @@ internal sealed partial class Connection : IDisposable
 
     private IConnectionTracer? _tracer;
     private List<ulong>? _tracedFrameTypes;
+
+    // State of the concerns that live in the other Connection.*.cs files, declared here so that the whole state of a
+    // connection reads in one place (issue 19).
+    // EarlyData
+    private readonly Queue<TlsSessionTicket> _sessionTickets = new();
+    private TransportParameters? _rememberedParameters;
+    private long _largestZeroRttPacket = -1;
+    private long _firstFlightHoldUntilUs;
+    // Frames
+    private int _earlyCryptoRetransmissions;
+    // Paths
+    private PathValidator? _pathValidator;
+    private NetworkAddress _previousRemote;
+    private bool _pathChallengePending;
+    private ConnectionId _currentPacketDestination;
+    // StreamOperations
+    private long _currentSendPhaseFirstPacket;
+    // Testing
+    private byte[]? _rawFramesForTesting;
+    // Timers
+    private bool _keepAlivePending;
+    // Tokens
+    private byte[]? _pendingNewTokenInFlight;
+    // Tracing
+    private long _lastEventUs;
+    private string? _eventConnectionId;
 
     /// <summary>The Destination Connection ID of the client's first Initial (names qlog files).</summary>
     public ConnectionId OriginalDestinationId => _originalDestinationId;
