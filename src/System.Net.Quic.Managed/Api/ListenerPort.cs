@@ -51,7 +51,7 @@ internal sealed class ListenerPort : IServerConnectionFactory
             Socket socket = UdpSocketFactory.Bind(options.ListenEndPoint);
             var key = (IPEndPoint)socket.LocalEndPoint!;
             var port = new ListenerPort(key);
-            var endpoint = new Endpoint(new EndpointOptions { IsServer = true, LocalName = key.ToString(), RequireRetry = options.RequireRetry }, port);
+            var endpoint = new Endpoint(ListenerEndpointOptions.Create(options, key.ToString()), port);
             port.Host = new ManagedDriverHost(socket, endpoint, $"QuicManaged listener {key}") { Listeners = port };
             ManagedListener first = create(port.Host, port);
             port._listeners = [first];
