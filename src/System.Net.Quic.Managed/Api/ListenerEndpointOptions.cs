@@ -9,6 +9,13 @@ internal static class ListenerEndpointOptions
     /// <summary>The length of our connection IDs when nothing else decides it.</summary>
     public const int DefaultConnectionIdLength = 8;
 
+    /// <summary>The payload offset of the worker octet in a short header (the last octet of our IDs) with <paramref name="workers"/> workers.</summary>
+    public static int WorkerTagOffset(QuicListenerOptions options, int workers)
+    {
+        int length = options.LoadBalancing is { } lb ? 1 + lb.ServerId.Length + lb.NonceLength + (workers > 1 ? 1 : 0) : DefaultConnectionIdLength;
+        return length; // 1 (first byte) + length - 1
+    }
+
     /// <summary>
     /// Options for worker <paramref name="worker"/> of <paramref name="workers"/>: QUIC-LB IDs when configured, a worker tag
     /// in the last octet of every ID when there are several workers (one more octet after a QUIC-LB ID), fleet keys.

@@ -18,10 +18,11 @@ internal sealed class ManagedDriverHost
     private int _references = 1;
     private bool _released;
 
-    public ManagedDriverHost(Socket socket, Endpoint endpoint, string name)
+    /// <summary>A host for <paramref name="socket"/>; <paramref name="sharedPort"/>: one socket of an SO_REUSEPORT group (see <see cref="UdpDriver"/>).</summary>
+    public ManagedDriverHost(Socket socket, Endpoint endpoint, string name, bool sharedPort = false)
     {
         Endpoint = endpoint;
-        Driver = new UdpDriver(socket, endpoint, enableSegmentation: true, name);
+        Driver = new UdpDriver(socket, endpoint, enableSegmentation: true, name, sharedPort: sharedPort);
         Driver.StepCompleted = OnStep;
     }
 
@@ -70,7 +71,7 @@ internal sealed class ManagedDriverHost
 
     private void OnStep()
     {
-        Listeners?.OnStep();
+        Listeners?.OnStep(this);
         for (int i = _connections.Count - 1; i >= 0; i--)
         {
             ManagedConnection connection = _connections[i];
