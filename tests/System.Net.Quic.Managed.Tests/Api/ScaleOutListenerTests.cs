@@ -10,6 +10,7 @@ namespace System.Net.Quic.Managed.Tests.Api;
 /// by the worker tag of our connection IDs, hand-over of misdelivered datagrams, QUIC-LB IDs and fleet keys. Loopback,
 /// managed provider (System.Net.Quic has no such settings: the msquic provider refuses them, see the last test).
 /// </summary>
+[Collection(nameof(ScaleOutCollection))]
 public class ScaleOutListenerTests(ITestOutputHelper output)
 {
     private static QuicListenerOptions Options(Action<QuicListenerOptions> configure)
@@ -228,3 +229,10 @@ public class ScaleOutListenerTests(ITestOutputHelper output)
         }
     }
 }
+
+/// <summary>
+/// The scale-out tests open up to 1,000 connections (and their threads) at once: they run alone, so that they neither slow
+/// down the timing of other tests nor disturb the thread and descriptor counts of <see cref="ResourceCountCollection"/>.
+/// </summary>
+[CollectionDefinition(nameof(ScaleOutCollection), DisableParallelization = true)]
+public sealed class ScaleOutCollection;
