@@ -12,6 +12,8 @@ namespace System.Net.Quic.Managed;
 /// lists listen on the same address and port, and each new client goes to the first listener that has an application
 /// protocol in common with its ClientHello (RFC 7301). A second listener with an ALPN already taken on the port fails
 /// with <see cref="QuicError.AlpnInUse"/>. The port is the endpoint's connection factory and routes to the listeners.
+/// With <see cref="QuicListenerOptions.ListenerSockets"/> above 1 the port is several SO_REUSEPORT sockets, each with its own
+/// driver and endpoint (a worker, <see cref="Hosts"/>); the listeners see one port, and each holds a reference on every worker.
 /// </summary>
 internal sealed class ListenerPort : IServerConnectionFactory
 {
@@ -24,6 +26,15 @@ internal sealed class ListenerPort : IServerConnectionFactory
     private ListenerPort(IPEndPoint key) => _key = key;
 
     public ManagedDriverHost Host { get; private set; } = null!;
+
+    /// <summary>Every worker of the port; <see cref="Host"/> is the first.</summary>
+    public ManagedDriverHost[] Hosts { get; private set; } = [];
+
+    /// <summary>Moves misdelivered datagrams between workers (null with one worker).</summary>
+    public ListenerWorkerHandoff? Handoff { get; private set; }
+
+    /// <summary>True when the kernel steers short headers to their worker (the reuseport program is attached).</summary>
+    public bool KernelSteering { get; private set; }
 
     /// <summary>Adds a listener to the port its options name, binding the port if no managed listener has it yet.</summary>
     public static ManagedListener Listen(QuicListenerOptions options, Func<ManagedDriverHost, ListenerPort, ManagedListener> create)
@@ -42,21 +53,35 @@ internal sealed class ListenerPort : IServerConnectionFactory
                         }
                     }
                 }
-                shared.Host.AddReference();
+                foreach (ManagedDriverHost host in shared.Hosts) host.AddReference();
                 ManagedListener joined = create(shared.Host, shared);
                 shared._listeners = [.. shared._listeners, joined];
                 return joined;
             }
 
-            Socket socket = UdpSocketFactory.Bind(options.ListenEndPoint);
-            var key = (IPEndPoint)socket.LocalEndPoint!;
-            var port = new ListenerPort(key);
-            var endpoint = new Endpoint(new EndpointOptions { IsServer = true, LocalName = key.ToString(), RequireRetry = options.RequireRetry }, port);
-            port.Host = new ManagedDriverHost(socket, endpoint, $"QuicManaged listener {key}") { Listeners = port };
+            int requested = options.EffectiveListenerSockets;
+            bool steered = false;
+            Socket[] sockets = requested > 1
+                ? ReusePortGroup.Bind(options.ListenEndPoint, requested, ListenerEndpointOptions.WorkerTagOffset(options, requested), out steered)
+                : [UdpSocketFactory.Bind(options.ListenEndPoint)];
+            var key = (IPEndPoint)sockets[0].LocalEndPoint!;
+            var port = new ListenerPort(key) { KernelSteering = sockets.Length > 1 && steered };
+            port.Handoff = sockets.Length > 1 ? new ListenerWorkerHandoff() : null;
+            var hosts = new ManagedDriverHost[sockets.Length];
+            for (int i = 0; i < hosts.Length; i++)
+            {
+                EndpointOptions endpointOptions = ListenerEndpointOptions.Create(options, key.ToString(), i, hosts.Length, port.Handoff);
+                var endpoint = new Endpoint(endpointOptions, hosts.Length == 1 ? port : new WorkerFactory(port, i));
+                string name = hosts.Length == 1 ? $"QuicManaged listener {key}" : $"QuicManaged listener {key} #{i}";
+                hosts[i] = new ManagedDriverHost(sockets[i], endpoint, name, sharedPort: hosts.Length > 1) { Listeners = port };
+            }
+            port.Hosts = hosts;
+            port.Host = hosts[0];
+            port.Handoff?.SetHosts(hosts);
             ManagedListener first = create(port.Host, port);
             port._listeners = [first];
             s_ports[key] = port;
-            port.Host.Start();
+            foreach (ManagedDriverHost host in hosts) host.Start();
             return first;
         }
     }
@@ -71,19 +96,24 @@ internal sealed class ListenerPort : IServerConnectionFactory
             _listeners = remaining.ToArray();
             if (remaining.Count == 0 && s_ports.TryGetValue(_key, out ListenerPort? registered) && registered == this) s_ports.Remove(_key);
         }
+        // The listener releases its reference on the first worker itself; the port gives back the ones on the others.
+        for (int i = 1; i < Hosts.Length; i++) Hosts[i].Release();
     }
 
     /// <summary>Driver thread: the first listener sharing an ALPN with the client (any listener when the ALPN is not known yet).</summary>
-    public IncomingDecision Decide(in IncomingConnectionRequest request)
+    public IncomingDecision Decide(in IncomingConnectionRequest request) => Decide(request, Host);
+
+    /// <summary>As <see cref="Decide(in IncomingConnectionRequest)"/>, on the driver thread of worker <paramref name="host"/>.</summary>
+    private IncomingDecision Decide(in IncomingConnectionRequest request, ManagedDriverHost host)
     {
         ManagedListener[] listeners = _listeners;
         if (listeners.Length == 0) return IncomingDecision.Drop;
-        if (listeners.Length == 1 || request.ApplicationProtocols is not { } offered) return listeners[0].Decide(request);
+        if (listeners.Length == 1 || request.ApplicationProtocols is not { } offered) return listeners[0].Decide(request, host);
         foreach (ManagedListener listener in listeners)
         {
             foreach (byte[] protocol in offered)
             {
-                if (listener.Accepts(protocol)) return listener.Decide(request);
+                if (listener.Accepts(protocol)) return listener.Decide(request, host);
             }
         }
         return IncomingDecision.Refuse(TlsAlert.NoApplicationProtocol.ToTransportErrorCode(), "no listener on this port takes the client's application protocols");
@@ -97,14 +127,27 @@ internal sealed class ListenerPort : IServerConnectionFactory
         if (owner is ManagedConnection { Listener: { } listener } connection) listener.Abandon(connection);
     }
 
-    /// <summary>Driver thread, after each step: the endpoint's new connections, each paired with the object created for it.</summary>
-    public void OnStep()
+    /// <summary>Driver thread of <paramref name="host"/>, after each step: its endpoint's new connections, each paired with the object created for it.</summary>
+    public void OnStep(ManagedDriverHost host)
     {
-        while (Host.Endpoint.TryAccept(out Connection core, out object? owner))
+        while (host.Endpoint.TryAccept(out Connection core, out object? owner))
         {
             if (owner is not ManagedConnection connection) continue;
             connection.AttachServer(core);
-            Host.Add(connection);
+            host.Add(connection);
         }
+    }
+
+    /// <summary>The connection factory of worker <see cref="Worker"/>: decides on that worker's thread, for that worker's host.</summary>
+    private sealed class WorkerFactory(ListenerPort port, int worker) : IServerConnectionFactory
+    {
+        public int Worker => worker;
+
+        public IncomingDecision Decide(in IncomingConnectionRequest request) => port.Decide(request, port.Hosts[worker]);
+
+        bool IServerConnectionFactory.TryCreate(in IncomingConnectionRequest request, out ConnectionOptions options, out ICryptoHandshake handshake)
+            => throw new NotSupportedException();
+
+        public void Abandon(object? owner) => port.Abandon(owner);
     }
 }

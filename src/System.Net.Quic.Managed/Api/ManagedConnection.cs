@@ -138,7 +138,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         {
             // Keep the unconnected socket: only the early refusal signal is lost.
         }
-        var host = new ManagedDriverHost(socket, new Endpoint(new EndpointOptions { IsServer = false, LocalName = socket.LocalEndPoint?.ToString() ?? "" }), $"QuicManaged client {remote}", UdpDriverLoop.ForClient());
+        var host = new ManagedDriverHost(socket, new Endpoint(new EndpointOptions { IsServer = false, LocalName = socket.LocalEndPoint?.ToString() ?? "" }), $"QuicManaged client {remote}", loop: UdpDriverLoop.ForClient());
         var owner = new QuicConnection();
         var connection = new ManagedConnection(host, owner, options, listener: null, remote, targetHost ?? "");
         if (socket.Connected && socket.LocalEndPoint is IPEndPoint bound) connection._localEndPoint = bound;

@@ -20,10 +20,15 @@ internal sealed class ManagedDriverHost
     private int _references = 1;
     private bool _released;
 
-    public ManagedDriverHost(Socket socket, Endpoint endpoint, string name, UdpDriverLoop? loop = null)
+    /// <summary>
+    /// A host for <paramref name="socket"/>; <paramref name="sharedPort"/>: one socket of an SO_REUSEPORT group (see
+    /// <see cref="UdpDriver"/>); <paramref name="loop"/>: the shared loop the driver runs on (client connections), or
+    /// null for a thread of its own.
+    /// </summary>
+    public ManagedDriverHost(Socket socket, Endpoint endpoint, string name, bool sharedPort = false, UdpDriverLoop? loop = null)
     {
         Endpoint = endpoint;
-        Driver = new UdpDriver(socket, endpoint, enableSegmentation: true, name, loop: loop);
+        Driver = new UdpDriver(socket, endpoint, enableSegmentation: true, name, sharedPort: sharedPort, loop: loop);
         Driver.StepCompleted = OnStep;
     }
 
@@ -72,7 +77,7 @@ internal sealed class ManagedDriverHost
 
     private void OnStep()
     {
-        Listeners?.OnStep();
+        Listeners?.OnStep(this);
         for (int i = _connections.Count - 1; i >= 0; i--)
         {
             ManagedConnection connection = _connections[i];

@@ -65,6 +65,9 @@ internal sealed class ManagedListener : QuicListenerImpl
 
     public ManagedDriverHost Host => _host;
 
+    /// <summary>The port (one socket, or several SO_REUSEPORT workers) this listener takes connections from.</summary>
+    internal ListenerPort Port => _port;
+
     public List<SslApplicationProtocol> ApplicationProtocols => _options.ApplicationProtocols;
 
     /// <summary>True when <paramref name="protocol"/> (an ALPN identifier from a ClientHello) is one of this listener's.</summary>
@@ -85,7 +88,10 @@ internal sealed class ManagedListener : QuicListenerImpl
     }
 
     /// <summary>Driver thread, from <see cref="Endpoint.Receive"/>: options and TLS engine for a new client, or refuse it.</summary>
-    public IncomingDecision Decide(in IncomingConnectionRequest request)
+    public IncomingDecision Decide(in IncomingConnectionRequest request) => Decide(request, _host);
+
+    /// <summary>As <see cref="Decide(in IncomingConnectionRequest)"/>, for a connection on worker <paramref name="host"/> of a multi-socket port.</summary>
+    public IncomingDecision Decide(in IncomingConnectionRequest request, ManagedDriverHost host)
     {
         if (_disposed) return IncomingDecision.Drop;
         ExpireDeferred();
@@ -153,14 +159,14 @@ internal sealed class ManagedListener : QuicListenerImpl
             return Fail(ex);
         }
         IPEndPoint remote = request.Remote.ToEndPoint();
-        var connection = new ManagedConnection(_host, owner, serverOptions, this, remote, "");
+        var connection = new ManagedConnection(host, owner, serverOptions, this, remote, "");
         owner.Impl = connection;
         ConnectionOptions options = ManagedOptionsMapping.ToConnectionOptions(serverOptions, "server " + remote);
         TlsHandshakeOptions tls = ManagedOptionsMapping.ToServerTls(serverOptions.ServerAuthenticationOptions, _options.ApplicationProtocols, owner);
         // Tickets for resumption are sealed with this listener's key (RFC 8446 §4.6.1); 0-RTT only when the app opted in.
         tls.SessionTicketKey = _sessionTicketKey;
         tls.EnableEarlyData = serverOptions.EnableEarlyData;
-        _host.AddReference();
+        host.AddReference();
         return IncomingDecision.Accept(options, new TlsCryptoHandshake(true, tls), connection);
     }
 

@@ -35,8 +35,65 @@ public sealed class QuicListenerOptions
     /// </summary>
     public bool RequireRetry { get; set; }
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: the number of UDP sockets the listener opens on its port (SO_REUSEPORT), each with its
+    /// own driver thread, so that a server uses several cores. The kernel spreads new clients over the sockets by address and
+    /// steers every later packet to the socket that owns its connection by a tag in the connection ID (a classic BPF
+    /// reuseport program); a packet that still lands on the wrong socket is handed to the right one. 0 (the default) is 1;
+    /// <see cref="Environment.ProcessorCount"/> is the usual choice for a busy server. Where the kernel lacks SO_REUSEPORT
+    /// (not Linux) the listener opens one socket whatever this says. Managed provider only; see docs/SCALING.md.
+    /// </summary>
+    public int ListenerSockets { get; set; }
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic: make the connection IDs of this listener routable by a QUIC-LB load balancer
+    /// (draft-ietf-quic-load-balancers). Null (the default): random IDs. Managed provider only.
+    /// </summary>
+    public QuicLoadBalancingOptions? LoadBalancing { get; set; }
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic: the static key stateless reset tokens are derived from (RFC 9000 §10.3.2), at least
+    /// 16 bytes. Servers of a fleet given the same key (and routable connection IDs) send valid stateless resets for each
+    /// other's connections, so a client whose server lost its state learns it at once instead of waiting for its idle
+    /// timeout. Empty (the default): a random key per listener. Keep it secret. Managed provider only.
+    /// </summary>
+    public ReadOnlyMemory<byte> StatelessResetKey { get; set; }
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic: the key Retry and NEW_TOKEN address validation tokens are sealed with (RFC 9000
+    /// §8.1.3), at least 16 bytes. Servers of a fleet given the same key accept each other's tokens, so a client retried by
+    /// one server may complete its handshake with another. Empty (the default): a random key per listener. Keep it secret.
+    /// Managed provider only.
+    /// </summary>
+    public ReadOnlyMemory<byte> AddressValidationTokenKey { get; set; }
+
+    /// <summary>True when an option only the managed provider implements is set.</summary>
+    internal bool UsesManagedScaleOutOptions
+        => ListenerSockets > 1 || LoadBalancing is not null || !StatelessResetKey.IsEmpty || !AddressValidationTokenKey.IsEmpty;
+
+    /// <summary>The socket count actually used: 1 by default and where SO_REUSEPORT is missing.</summary>
+    internal int EffectiveListenerSockets => ListenerSockets <= 1 || !OperatingSystem.IsLinux() ? 1 : ListenerSockets;
+
+    private void ValidateScaleOut(string argumentName)
+    {
+        if (ListenerSockets < 0 || ListenerSockets > 256)
+        {
+            throw new ArgumentOutOfRangeException(argumentName, ListenerSockets, $"'{nameof(ListenerSockets)}' must be between 0 and 256.");
+        }
+        LoadBalancing?.Validate(argumentName, EffectiveListenerSockets > 1 ? 1 : 0);
+        if (!StatelessResetKey.IsEmpty && StatelessResetKey.Length < 16)
+        {
+            throw new ArgumentException($"'{nameof(StatelessResetKey)}' must be empty or at least 16 bytes long.", argumentName);
+        }
+        if (!AddressValidationTokenKey.IsEmpty && AddressValidationTokenKey.Length < 16)
+        {
+            throw new ArgumentException($"'{nameof(AddressValidationTokenKey)}' must be empty or at least 16 bytes long.", argumentName);
+        }
+    }
+
     internal void Validate(string argumentName)
     {
+        ValidateScaleOut(argumentName);
         if (ListenEndPoint is null)
         {
             throw new ArgumentNullException(argumentName, $"'{nameof(ListenEndPoint)}' must be specified and not null to start a listener.");

@@ -123,7 +123,7 @@ internal sealed partial class Connection
 
     private bool ProcessShortHeaderPacket(Span<byte> packet, in NetworkAddress remote, long nowUs)
     {
-        if (!ShortHeader.TryParse(packet, _options.LocalConnectionIdLength, out ShortHeader header)) return false;
+        if (!ShortHeader.TryParse(packet, _initialSourceId.Length, out ShortHeader header)) return false;
         _currentPacketDestination = new ConnectionId(header.DestinationConnectionId);
         PacketSpaceState space = Space(PacketNumberSpace.ApplicationData);
         KeyPhaseKeys? phases = space.ReceivePhaseKeys;

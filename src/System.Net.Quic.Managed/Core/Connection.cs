@@ -66,7 +66,7 @@ internal sealed partial class Connection : IDisposable
     private bool _disposed;
 
     private Connection(ConnectionOptions options, ICryptoHandshake tls, bool isServer, in NetworkAddress remote, long nowUs,
-        StatelessResetTokenGenerator? resetTokens)
+        StatelessResetTokenGenerator? resetTokens, ConnectionIdGenerator? idGenerator = null)
     {
         _options = options;
         _tls = tls;
@@ -87,8 +87,8 @@ internal sealed partial class Connection : IDisposable
         _idle = new IdleTimeout(options.IdleTimeoutUs, nowUs);
         _handshakeDeadlineUs = options.HandshakeTimeoutUs == long.MaxValue ? long.MaxValue : nowUs + options.HandshakeTimeoutUs;
         _peerIds = new PeerConnectionIdSet(options.ActiveConnectionIdLimit);
-        _initialSourceId = ConnectionId.Create(_random, options.LocalConnectionIdLength);
-        _localIds = new LocalConnectionIdSet(_initialSourceId, _random, resetTokens ?? new StatelessResetTokenGenerator(_random));
+        _initialSourceId = idGenerator?.Create(_random) ?? ConnectionId.Create(_random, options.LocalConnectionIdLength);
+        _localIds = new LocalConnectionIdSet(_initialSourceId, _random, resetTokens ?? new StatelessResetTokenGenerator(_random), idGenerator);
         _localParameters = CreateLocalParameters();
         QuicTelemetryCounters.ConnectionStarted();
     }
@@ -110,13 +110,14 @@ internal sealed partial class Connection : IDisposable
     /// Creates a server connection for a client's first Initial (RFC 9000 §7.2). <paramref name="originalDestinationId"/> is the
     /// DCID of the client's first Initial (before any Retry); <paramref name="clientInitialDestinationId"/> is the DCID of the
     /// Initial being answered (it keys the Initial secrets); <paramref name="retrySourceId"/> is set when the client came back
-    /// with a Retry token, and then the client's address counts as validated.
+    /// with a Retry token, and then the client's address counts as validated. <paramref name="idGenerator"/>, the endpoint's,
+    /// chooses every ID we issue (routable ones: QUIC-LB, worker tags); null: random IDs of the options' length.
     /// </summary>
     public static Connection CreateServer(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote,
         in ConnectionId originalDestinationId, in ConnectionId clientInitialDestinationId, in ConnectionId clientSourceId,
-        ConnectionId? retrySourceId, long nowUs, StatelessResetTokenGenerator? resetTokens = null)
+        ConnectionId? retrySourceId, long nowUs, StatelessResetTokenGenerator? resetTokens = null, ConnectionIdGenerator? idGenerator = null)
     {
-        var connection = new Connection(options, tls, isServer: true, remote, nowUs, resetTokens);
+        var connection = new Connection(options, tls, isServer: true, remote, nowUs, resetTokens, idGenerator);
         connection.StartServer(originalDestinationId, clientInitialDestinationId, clientSourceId, retrySourceId, nowUs);
         return connection;
     }

@@ -32,9 +32,21 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         if (options.IsServer && factory is null) throw new ArgumentNullException(nameof(factory), "A server endpoint needs a connection factory.");
         _options = options;
         _factory = factory;
+        if (options.ConnectionIdGenerator is { } generator && generator.Length != options.ConnectionIdLength)
+        {
+            throw new ArgumentException("The connection ID generator's length differs from ConnectionIdLength.", nameof(options));
+        }
         _resetTokens = options.StatelessResetKey is { } key ? new StatelessResetTokenGenerator(key) : new StatelessResetTokenGenerator(options.Random);
-        _tokens = new AddressValidationTokenCodec(options.Random);
+        _tokens = options.AddressValidationTokenKey is { } tokenKey
+            ? new AddressValidationTokenCodec(options.Random, tokenKey)
+            : new AddressValidationTokenCodec(options.Random);
+        _workerIds = options.Handoff is null ? null : options.ConnectionIdGenerator as WorkerTaggedConnectionIdGenerator;
     }
+
+    private readonly WorkerTaggedConnectionIdGenerator? _workerIds;
+
+    /// <summary>Datagrams handed to another worker of the same port (see <see cref="IDatagramHandoff"/>).</summary>
+    public int DatagramsHandedOff { get; private set; }
 
     public IReadOnlyList<Connection> Connections => _connections;
 
@@ -115,6 +127,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             return;
         }
         if (TryRouteStatelessReset(datagram, remote, nowUs)) return;
+        if (_workerIds is not null && TryHandOff(datagram, remote)) return;
         if (_options.IsServer) HandleUnroutedAtServer(datagram, remote, nowUs);
         else DatagramsDropped++;
     }
@@ -133,6 +146,32 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             if (connection.RemoteAddress.SameHost(remote) && connection.TryAcceptStatelessReset(datagram, nowUs)) return true;
         }
         return false;
+    }
+
+    /// <summary>
+    /// A short header, or a Handshake packet, addressed to an ID whose worker tag names another worker of this port goes to
+    /// that worker (its connection may well exist there). Initials stay: the client's own ID carries no tag, and the kernel
+    /// keeps a client's address on one worker.
+    /// </summary>
+    private bool TryHandOff(ReadOnlySpan<byte> datagram, in NetworkAddress remote)
+    {
+        int length = _options.ConnectionIdLength;
+        ReadOnlySpan<byte> dcid;
+        if (!PacketFirstByte.IsLongHeader(datagram[0]))
+        {
+            if (datagram.Length < 1 + length) return false;
+            dcid = datagram.Slice(1, length);
+        }
+        else
+        {
+            if (!LongHeader.TryParse(datagram, out LongHeader header) || header.Type != PacketType.Handshake
+                || header.DestinationConnectionId.Length != length) return false;
+            dcid = header.DestinationConnectionId;
+        }
+        int worker = WorkerTaggedConnectionIdGenerator.WorkerOf(dcid, _workerIds!.WorkerCount);
+        if (worker == _workerIds.Worker || !_options.Handoff!.TryHandOff(worker, datagram, remote)) return false;
+        DatagramsHandedOff++;
+        return true;
     }
 
     private Connection? Route(ReadOnlySpan<byte> datagram)
@@ -230,7 +269,8 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         bool refused = decision.Action == IncomingAction.Refuse;
         ConnectionOptions options = decision.Options ?? new ConnectionOptions { Version = version };
         ICryptoHandshake handshake = decision.Handshake ?? new RefusingHandshake(decision.Refusal, decision.Reason ?? "refused");
-        Connection connection = Connection.CreateServer(options, handshake, remote, originalDestination, clientDestination, clientSource, retrySource, nowUs, _resetTokens);
+        Connection connection = Connection.CreateServer(options, handshake, remote, originalDestination, clientDestination, clientSource, retrySource, nowUs, _resetTokens,
+            _options.ConnectionIdGenerator);
         if (addressValidatedByToken) connection.OnAddressValidatedByToken();
         connection.Receive(datagram, remote, nowUs);
         if (connection.Statistics.PacketsReceived == 0)
@@ -283,7 +323,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     private void SendRetry(LongHeader header, in ConnectionId clientDestination, in ConnectionId clientSource, in NetworkAddress remote, long nowUs)
     {
         if (_stateless.Count >= MaxPendingStatelessPackets) return;
-        ConnectionId retrySource = ConnectionId.Create(_options.Random, _options.ConnectionIdLength);
+        ConnectionId retrySource = _options.ConnectionIdGenerator?.Create(_options.Random) ?? ConnectionId.Create(_options.Random, _options.ConnectionIdLength);
         Span<byte> token = stackalloc byte[AddressValidationTokenCodec.MaxTokenLength];
         int tokenLength = _tokens.WriteRetryToken(token, remote.ToEndPoint(), clientDestination, retrySource, nowUs);
         byte[] packet = new byte[1 + 4 + 1 + clientSource.Length + 1 + retrySource.Length + tokenLength + RetryIntegrity.TagLength];

@@ -1,4 +1,5 @@
 using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Ids;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Core;
@@ -39,4 +40,22 @@ internal sealed class EndpointOptions
     /// Set it to keep resets working across a restart of the endpoint (a new endpoint can then reset the old one's connections).
     /// </summary>
     public byte[]? StatelessResetKey { get; init; }
+
+    /// <summary>
+    /// The key Retry and NEW_TOKEN tokens are sealed with (RFC 9000 §8.1.3), at least 16 bytes; null draws a random one.
+    /// Servers of a fleet given the same key accept each other's tokens.
+    /// </summary>
+    public byte[]? AddressValidationTokenKey { get; init; }
+
+    /// <summary>
+    /// Chooses the connection IDs of this endpoint's connections and Retry packets (QUIC-LB, worker tags); its length must be
+    /// <see cref="ConnectionIdLength"/>. Null: random IDs.
+    /// </summary>
+    public ConnectionIdGenerator? ConnectionIdGenerator { get; init; }
+
+    /// <summary>
+    /// With a <see cref="WorkerTaggedConnectionIdGenerator"/>: where datagrams tagged for another worker go (see
+    /// <see cref="IDatagramHandoff"/>). Null: they are treated as unknown (stateless reset).
+    /// </summary>
+    public IDatagramHandoff? Handoff { get; init; }
 }

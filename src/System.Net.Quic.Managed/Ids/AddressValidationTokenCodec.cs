@@ -34,6 +34,23 @@ internal sealed class AddressValidationTokenCodec : IDisposable
         NewTokenLifetimeUs = newTokenLifetimeUs;
     }
 
+    /// <summary>
+    /// A codec whose AES-256-GCM key is derived (HKDF-SHA256) from <paramref name="sharedKey"/>, at least 16 bytes: every
+    /// codec built from the same shared key (the servers of a fleet) opens the tokens of the others.
+    /// </summary>
+    public AddressValidationTokenCodec(IRandomSource random, ReadOnlySpan<byte> sharedKey, long retryLifetimeUs = 10_000_000,
+        long newTokenLifetimeUs = 24L * 3600 * 1_000_000)
+    {
+        if (sharedKey.Length < 16) throw new ArgumentException("The token key needs at least 128 bits.", nameof(sharedKey));
+        _random = random;
+        Span<byte> key = stackalloc byte[32];
+        HKDF.DeriveKey(HashAlgorithmName.SHA256, sharedKey, key, ReadOnlySpan<byte>.Empty, "QuicManaged address validation token"u8);
+        _aead = new AesGcm(key, TagSize);
+        CryptographicOperations.ZeroMemory(key);
+        RetryLifetimeUs = retryLifetimeUs;
+        NewTokenLifetimeUs = newTokenLifetimeUs;
+    }
+
     public long RetryLifetimeUs { get; }
 
     public long NewTokenLifetimeUs { get; }

@@ -17,16 +17,21 @@ internal sealed class LocalConnectionIdSet
     private readonly IRandomSource _random;
     private readonly StatelessResetTokenGenerator _tokens;
     private readonly int _idLength;
+    private readonly ConnectionIdGenerator? _generator;
     private readonly List<IssuedConnectionId> _active = new();
     private readonly Queue<ulong> _toAdvertise = new();
     private readonly Queue<ConnectionIdRoutingChange> _routing = new();
     private ulong _nextSequence;
     private int _peerLimit = 2;
 
-    /// <summary>Starts with the ID we chose as our Source Connection ID in the handshake (sequence 0, §5.1.1).</summary>
-    public LocalConnectionIdSet(in ConnectionId initial, IRandomSource random, StatelessResetTokenGenerator tokens)
+    /// <summary>
+    /// Starts with the ID we chose as our Source Connection ID in the handshake (sequence 0, §5.1.1). Later IDs come from
+    /// <paramref name="generator"/> (of the initial ID's length), or are random when it is null.
+    /// </summary>
+    public LocalConnectionIdSet(in ConnectionId initial, IRandomSource random, StatelessResetTokenGenerator tokens, ConnectionIdGenerator? generator = null)
     {
         _random = random;
+        _generator = generator;
         _tokens = tokens;
         _idLength = initial.Length;
         _active.Add(new IssuedConnectionId(0, initial, tokens.Generate(initial)));
@@ -54,7 +59,7 @@ internal sealed class LocalConnectionIdSet
         if (_idLength == 0) return;
         while (_active.Count < _peerLimit)
         {
-            ConnectionId id = ConnectionId.Create(_random, _idLength);
+            ConnectionId id = _generator?.Create(_random) ?? ConnectionId.Create(_random, _idLength);
             if (Contains(id)) continue; // a collision with our own ID: draw again
             var issued = new IssuedConnectionId(_nextSequence++, id, _tokens.Generate(id));
             _active.Add(issued);

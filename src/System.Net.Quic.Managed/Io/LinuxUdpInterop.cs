@@ -217,6 +217,55 @@ internal static unsafe partial class LinuxUdpInterop
         return false;
     }
 
+    public const int SolSocket = 1;
+
+    /// <summary>SO_REUSEPORT (Linux 3.9): several sockets bind the same address and port; the kernel spreads datagrams over them.</summary>
+    public const int SoReusePort = 15;
+
+    /// <summary>SO_ATTACH_REUSEPORT_CBPF (Linux 4.5): a classic BPF program whose result picks the socket of the reuseport group.</summary>
+    public const int SoAttachReusePortCbpf = 51;
+
+    /// <summary>struct sock_filter: one classic BPF instruction.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct SockFilter
+    {
+        public ushort Code;
+        public byte JumpTrue;
+        public byte JumpFalse;
+        public uint K;
+
+        public SockFilter(ushort code, byte jumpTrue, byte jumpFalse, uint k)
+        {
+            Code = code;
+            JumpTrue = jumpTrue;
+            JumpFalse = jumpFalse;
+            K = k;
+        }
+    }
+
+    /// <summary>struct sock_fprog.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    private struct SockFprog
+    {
+        public ushort Length;
+        public SockFilter* Filter;
+    }
+
+    /// <summary>Sets SO_REUSEPORT on a socket not bound yet; false (with <paramref name="errno"/>) where the kernel has none.</summary>
+    public static bool TrySetReusePort(SafeHandle socket, out int errno) => TrySetInt(socket, SolSocket, SoReusePort, 1, out errno);
+
+    /// <summary>Attaches <paramref name="program"/> to the reuseport group of <paramref name="socket"/> (bound, SO_REUSEPORT set).</summary>
+    public static bool TryAttachReusePortProgram(SafeHandle socket, ReadOnlySpan<SockFilter> program, out int errno)
+    {
+        fixed (SockFilter* filter = program)
+        {
+            var fprog = new SockFprog { Length = (ushort)program.Length, Filter = filter };
+            int result = SetSockOptNative(socket, SolSocket, SoAttachReusePortCbpf, &fprog, (uint)sizeof(SockFprog));
+            errno = result < 0 ? Marshal.GetLastPInvokeError() : 0;
+            return result == 0;
+        }
+    }
+
     /// <summary>The SocketError the Socket class would have reported for this errno (what the driver's error hook expects).</summary>
     public static SocketError ToSocketError(int errno) => errno switch
     {

@@ -59,9 +59,12 @@ internal sealed class UdpDriver : IDisposable
     /// <summary>
     /// A driver for <paramref name="socket"/> (bound) and <paramref name="endpoint"/>. <paramref name="enableSegmentation"/>
     /// and <paramref name="enableBatching"/> false force datagram-by-datagram sends and the portable receive path (see
-    /// <see cref="UdpReceiver.DisableBatchingSwitch"/>); <paramref name="name"/> names the thread.
+    /// <see cref="UdpReceiver.DisableBatchingSwitch"/>); <paramref name="name"/> names the thread. <paramref name="sharedPort"/>:
+    /// the socket is one of an SO_REUSEPORT group, where a wake-up datagram sent to the port could reach another socket of the
+    /// group, so the driver wakes on a loopback socket of its own (as a connected socket does).
     /// </summary>
-    public UdpDriver(Socket socket, IDatagramEndpoint endpoint, bool enableSegmentation = true, string? name = null, bool enableBatching = true, UdpDriverLoop? loop = null)
+    public UdpDriver(Socket socket, IDatagramEndpoint endpoint, bool enableSegmentation = true, string? name = null, bool enableBatching = true,
+        bool sharedPort = false, UdpDriverLoop? loop = null)
     {
         _loop = loop;
         _socket = socket;
@@ -81,7 +84,7 @@ internal sealed class UdpDriver : IDisposable
         {
             // The loop's own wake-up serves every driver on it.
         }
-        else if (socket.Connected)
+        else if (socket.Connected || sharedPort)
         {
             _wakeReceiver = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             _wakeReceiver.Bind(new IPEndPoint(IPAddress.Loopback, 0));

@@ -17,12 +17,7 @@ internal static class UdpSocketFactory
         var socket = new Socket(localEndPoint.AddressFamily, SocketType.Dgram, ProtocolType.Udp);
         try
         {
-            if (localEndPoint.AddressFamily == AddressFamily.InterNetworkV6 && localEndPoint.Address.Equals(IPAddress.IPv6Any))
-            {
-                socket.DualMode = true;
-            }
-            TrySetBuffer(socket, SocketOptionName.ReceiveBuffer);
-            TrySetBuffer(socket, SocketOptionName.SendBuffer);
+            Configure(socket, localEndPoint);
             socket.Bind(localEndPoint);
             return socket;
         }
@@ -31,6 +26,17 @@ internal static class UdpSocketFactory
             socket.Dispose();
             throw;
         }
+    }
+
+    /// <summary>Dual stack for an IPv6 any-address, large buffers: what every socket of ours gets before its bind.</summary>
+    internal static void Configure(Socket socket, IPEndPoint localEndPoint)
+    {
+        if (localEndPoint.AddressFamily == AddressFamily.InterNetworkV6 && localEndPoint.Address.Equals(IPAddress.IPv6Any))
+        {
+            socket.DualMode = true;
+        }
+        TrySetBuffer(socket, SocketOptionName.ReceiveBuffer);
+        TrySetBuffer(socket, SocketOptionName.SendBuffer);
     }
 
     private static void TrySetBuffer(Socket socket, SocketOptionName option)

@@ -65,6 +65,22 @@ public class PublicSurfaceTests
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Boolean Retried {get;}"] = "RFC 9000 §8.1.2: the handshake went through a Retry (shows RequireRetry worked)",
         ["method System.Net.Quic.Managed.QuicConnection.System.Threading.Tasks.ValueTask<System.Boolean> UpdateKeysAsync(System.Threading.CancellationToken=)"] = "initiate an RFC 9001 §6 key update (interop keyupdate case; System.Net.Quic has no such call)",
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Boolean RequireRetry {get;set;}"] = "force RFC 9000 §8.1.2 address validation with Retry (interop retry case; System.Net.Quic has no such setting)",
+        // Scale out (issue 17): several sockets per listener, QUIC-LB connection IDs, fleet keys (docs/SCALING.md).
+        ["property System.Net.Quic.Managed.QuicListenerOptions.System.Int32 ListenerSockets {get;set;}"] = "SO_REUSEPORT sockets (one driver thread each) behind one listener",
+        ["property System.Net.Quic.Managed.QuicListenerOptions.System.Net.Quic.Managed.QuicLoadBalancingOptions LoadBalancing {get;set;}"] = "QUIC-LB routable connection IDs (draft-ietf-quic-load-balancers)",
+        ["property System.Net.Quic.Managed.QuicListenerOptions.System.ReadOnlyMemory<System.Byte> StatelessResetKey {get;set;}"] = "fleet key: any server resets any server's connections (RFC 9000 §10.3.2)",
+        ["property System.Net.Quic.Managed.QuicListenerOptions.System.ReadOnlyMemory<System.Byte> AddressValidationTokenKey {get;set;}"] = "fleet key: Retry and NEW_TOKEN tokens valid on every server (RFC 9000 §8.1.3)",
+        ["type sealed class System.Net.Quic.Managed.QuicLoadBalancingOptions : System.Object"] = "the QUIC-LB configuration of a listener",
+        ["ctor System.Net.Quic.Managed.QuicLoadBalancingOptions()"] = "the QUIC-LB configuration of a listener",
+        ["property System.Net.Quic.Managed.QuicLoadBalancingOptions.System.Int32 ConfigRotation {get;set;}"] = "QUIC-LB config rotation codepoint",
+        ["property System.Net.Quic.Managed.QuicLoadBalancingOptions.System.ReadOnlyMemory<System.Byte> ServerId {get;set;}"] = "QUIC-LB server ID",
+        ["property System.Net.Quic.Managed.QuicLoadBalancingOptions.System.Int32 NonceLength {get;set;}"] = "QUIC-LB nonce length",
+        ["property System.Net.Quic.Managed.QuicLoadBalancingOptions.System.ReadOnlyMemory<System.Byte> Key {get;set;}"] = "QUIC-LB AES-128 key (empty: plaintext)",
+        ["property System.Net.Quic.Managed.QuicLoadBalancingOptions.System.Boolean EncodeLength {get;set;}"] = "QUIC-LB length self-description",
+        ["method System.Net.Quic.Managed.QuicLoadBalancingOptions.System.Boolean Equals(System.Object)"] = "System.Object member of the new class",
+        ["method System.Net.Quic.Managed.QuicLoadBalancingOptions.System.Int32 GetHashCode()"] = "System.Object member of the new class",
+        ["method System.Net.Quic.Managed.QuicLoadBalancingOptions.System.String ToString()"] = "System.Object member of the new class",
+        ["method System.Net.Quic.Managed.QuicLoadBalancingOptions.System.Type GetType()"] = "System.Object member of the new class",
     };
 
     private readonly ITestOutputHelper _output;

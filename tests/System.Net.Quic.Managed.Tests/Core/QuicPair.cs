@@ -71,8 +71,19 @@ internal sealed class QuicPair : IDisposable
     /// <summary>The server endpoint's static stateless reset key (RFC 9000 §10.3.2), kept across <see cref="RestartServer"/>.</summary>
     public byte[]? ServerResetKey { get; set; }
 
+    /// <summary>The server endpoint's address validation token key (fleet key: RFC 9000 §8.1.3), kept across <see cref="RestartServer"/>.</summary>
+    public byte[]? ServerTokenKey { get; set; }
+
+    /// <summary>The server endpoint's connection ID generator (QUIC-LB, worker tags); null: random IDs of 8 bytes.</summary>
+    public System.Net.Quic.Managed.Ids.ConnectionIdGenerator? ServerConnectionIdGenerator { get; set; }
+
     private Endpoint CreateServerEndpoint()
-        => new(new EndpointOptions { IsServer = true, Random = new SeededRandomSource(Seed * 2 + 3), RequireRetry = RequireRetry, StatelessResetKey = ServerResetKey, SupportedVersions = ServerSupportedVersions }, new ServerFactory(this));
+        => new(new EndpointOptions
+        {
+            IsServer = true, Random = new SeededRandomSource(Seed * 2 + 3), RequireRetry = RequireRetry, StatelessResetKey = ServerResetKey,
+            SupportedVersions = ServerSupportedVersions, AddressValidationTokenKey = ServerTokenKey,
+            ConnectionIdGenerator = ServerConnectionIdGenerator, ConnectionIdLength = ServerConnectionIdGenerator?.Length ?? 8,
+        }, new ServerFactory(this));
 
     /// <summary>The server process restarts: a new endpoint at the same address, without any connection state.</summary>
     public void RestartServer()

@@ -30,6 +30,12 @@ public sealed class ManagedQuicTransport : QuicApiTransport<QuicListener, QuicCo
                 InitialReceiveWindowSizes = ReceiveWindows(),
             }),
         };
+        // Scale-out measurements (docs/SCALING.md): QUICPERF_LISTENER_SOCKETS=N gives the managed listener N SO_REUSEPORT sockets.
+        if (Provider == QuicProvider.Managed
+            && int.TryParse(Environment.GetEnvironmentVariable("QUICPERF_LISTENER_SOCKETS"), out int sockets) && sockets > 1)
+        {
+            options.ListenerSockets = sockets;
+        }
         return await QuicListener.ListenAsync(options, Provider, cancellationToken).ConfigureAwait(false);
     }
 
