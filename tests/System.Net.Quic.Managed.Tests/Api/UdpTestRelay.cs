@@ -26,7 +26,10 @@ internal sealed class UdpTestRelay : IDisposable
     /// <summary>While set, every datagram is dropped both ways: the path (or the peer) is gone.</summary>
     public volatile bool Blackhole;
 
-    /// <summary>Where datagrams from clients go; a test moves it to another server (a server that restarted elsewhere).</summary>
+    /// <summary>
+    /// Where datagrams from clients go; a test moves it to another server (a server that restarted elsewhere), and from
+    /// then on nothing the old one sends gets through.
+    /// </summary>
     public IPEndPoint Server
     {
         get => _server;
@@ -74,6 +77,8 @@ internal sealed class UdpTestRelay : IDisposable
                 bool drop;
                 lock (_random) drop = _random.NextDouble() < _loss;
                 if (toServer && Volatile.Read(ref DropToServer) > 0 && Interlocked.Decrement(ref DropToServer) >= 0) drop = true;
+                // Replies from anything but the current server (one that was replaced) are dropped, as a NAT would.
+                if (!toServer && !r.RemoteEndPoint.Equals(_server)) drop = true;
                 if (drop || Blackhole) { Interlocked.Increment(ref Dropped); continue; }
                 Interlocked.Increment(ref Forwarded);
                 if (_delay > TimeSpan.Zero)
