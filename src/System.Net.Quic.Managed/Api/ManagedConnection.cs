@@ -159,10 +159,29 @@ internal sealed class ManagedConnection : QuicConnectionImpl
             }
             return owner;
         }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            // The caller's token ends the call at once (issue 18: within 100 ms); closing and releasing the socket and
+            // thread need a round trip to the driver thread, which a loaded machine may not schedule that soon.
+            _ = DisposeInBackgroundAsync(connection);
+            throw;
+        }
         catch
         {
             await connection.DisposeAsync().ConfigureAwait(false);
             throw;
+        }
+    }
+
+    private static async Task DisposeInBackgroundAsync(ManagedConnection connection)
+    {
+        try
+        {
+            await connection.DisposeAsync().ConfigureAwait(false);
+        }
+        catch (Exception)
+        {
+            // Nobody is left to tell; the connection only had to be let go.
         }
     }
 

@@ -12,7 +12,7 @@ internal sealed class UdpTestRelay : IDisposable
 {
     private readonly Socket _front = new(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
     private readonly System.Collections.Concurrent.ConcurrentDictionary<EndPoint, Socket> _backs = new();
-    private readonly IPEndPoint _server;
+    private volatile IPEndPoint _server;
     private readonly Random _random;
     private readonly double _loss;
     private readonly TimeSpan _delay;
@@ -22,6 +22,19 @@ internal sealed class UdpTestRelay : IDisposable
 
     /// <summary>Datagrams toward the server still to drop whatever the loss rate (a test sets it to lose one on purpose).</summary>
     public int DropToServer;
+
+    /// <summary>While set, every datagram is dropped both ways: the path (or the peer) is gone.</summary>
+    public volatile bool Blackhole;
+
+    /// <summary>
+    /// Where datagrams from clients go; a test moves it to another server (a server that restarted elsewhere), and from
+    /// then on nothing the old one sends gets through.
+    /// </summary>
+    public IPEndPoint Server
+    {
+        get => _server;
+        set => _server = value;
+    }
 
     public UdpTestRelay(IPEndPoint server, double loss, int seed, TimeSpan delay = default)
     {
@@ -64,7 +77,9 @@ internal sealed class UdpTestRelay : IDisposable
                 bool drop;
                 lock (_random) drop = _random.NextDouble() < _loss;
                 if (toServer && Volatile.Read(ref DropToServer) > 0 && Interlocked.Decrement(ref DropToServer) >= 0) drop = true;
-                if (drop) { Interlocked.Increment(ref Dropped); continue; }
+                // Replies from anything but the current server (one that was replaced) are dropped, as a NAT would.
+                if (!toServer && !r.RemoteEndPoint.Equals(_server)) drop = true;
+                if (drop || Blackhole) { Interlocked.Increment(ref Dropped); continue; }
                 Interlocked.Increment(ref Forwarded);
                 if (_delay > TimeSpan.Zero)
                 {

@@ -1,6 +1,7 @@
 using System.CommandLine;
 using QuicManaged.Tools.DatagramDumper;
 using QuicManaged.Tools.LinkEmulator;
+using QuicManaged.Tools.QuicLoad;
 using QuicManaged.Tools.QuicPerf;
 
 namespace System.Net.Quic.Managed.Tests.Tools;
@@ -102,6 +103,63 @@ public class ToolCommandLineTests
     }
 
     [Fact]
+    public void QuicLoadParsesEachMode()
+    {
+        Assert.True(LoadOptions.TryParse(["sequential", "2000"], QuicProvider.Managed, out LoadOptions o, out _));
+        Assert.Equal(LoadMode.Sequential, o.Mode);
+        Assert.Equal(2000, o.Count);
+        Assert.Equal(1024, o.ResponseSize);
+        Assert.Equal(QuicProvider.Managed, o.Provider);
+        Assert.Equal(900, o.TimeLimitSeconds);
+
+        Assert.True(LoadOptions.TryParse(["concurrent", "200", "10", "--size", "64K", "--provider", "msquic"], QuicProvider.Managed, out o, out _));
+        Assert.Equal(LoadMode.Concurrent, o.Mode);
+        Assert.Equal(200, o.Count);
+        Assert.Equal(10, o.StreamsPerConnection);
+        Assert.Equal(64 * 1024, o.ResponseSize);
+        Assert.Equal(QuicProvider.MsQuic, o.Provider);
+
+        Assert.True(LoadOptions.TryParse(["streams", "100000", "--parallel", "50", "--size", "0"], QuicProvider.MsQuic, out o, out _));
+        Assert.Equal(LoadMode.Streams, o.Mode);
+        Assert.Equal(100_000, o.Count);
+        Assert.Equal(50, o.Parallel);
+        Assert.Equal(0, o.ResponseSize);
+        Assert.Equal(QuicProvider.MsQuic, o.Provider); // the library's default decides without --provider
+
+        Assert.True(LoadOptions.TryParse(["connections", "50", "--seconds", "20", "--json", "-"], QuicProvider.Managed, out o, out _));
+        Assert.Equal(LoadMode.Connections, o.Mode);
+        Assert.Equal(50, o.Count);
+        Assert.Equal(20, o.DurationSeconds);
+        Assert.Equal(140, o.TimeLimitSeconds);
+        Assert.Equal("-", o.JsonPath);
+
+        Assert.True(LoadOptions.TryParse(["soak", "30", "--workers", "4", "--recycle", "50", "--max-seconds", "2000", "--warmup", "120", "--ipv6"], QuicProvider.Managed, out o, out _));
+        Assert.Equal(LoadMode.Soak, o.Mode);
+        Assert.Equal(1800, o.DurationSeconds);
+        Assert.Equal(4, o.Count);
+        Assert.Equal(50, o.Recycle);
+        Assert.Equal(2000, o.TimeLimitSeconds);
+        Assert.Equal(120, o.WarmupSeconds);
+        Assert.True(o.IPv6);
+    }
+
+    [Theory]
+    [InlineData("", "command")]
+    [InlineData("sequential", "Required argument missing")]
+    [InlineData("sequential 0", "bad value '0' for N")]
+    [InlineData("concurrent 10", "Required argument missing")]
+    [InlineData("streams 10 --size 2G", "bad value '2G' for --size")]
+    [InlineData("soak 1 --provider quiche", "unknown provider 'quiche'")]
+    [InlineData("soak -1", "-1")]
+    [InlineData("connections 5 --seconds 0", "bad value '0' for --seconds")]
+    [InlineData("sequential 5 extra", "extra")]
+    public void QuicLoadRefusesBadValuesWithAMessage(string commandLine, string message)
+    {
+        Assert.False(LoadOptions.TryParse(commandLine.Split(' ', StringSplitOptions.RemoveEmptyEntries), QuicProvider.Managed, out _, out string error));
+        Assert.Contains(message, error);
+    }
+
+    [Fact]
     public void EachToolsReadmeCarriesItsCurrentHelp()
     {
         string root = RepositoryRoot();
@@ -113,6 +171,9 @@ public class ToolCommandLineTests
         AssertReadmeContains(readme, Help(emulator, "--help"));
         AssertReadmeContains(readme, Help(emulator, "probe", "server", "--help"));
         AssertReadmeContains(readme, Help(emulator, "probe", "client", "--help"));
+        string load = Path.Combine(root, "tools/QuicLoad/README.md");
+        AssertReadmeContains(load, LoadOptions.Usage);
+        foreach (string mode in LoadOptions.ModeNames) AssertReadmeContains(load, LoadOptions.HelpText([mode]));
     }
 
     private static string Help(Command command, params string[] args)

@@ -1,0 +1,51 @@
+using System.Diagnostics;
+using System.Globalization;
+
+namespace QuicManaged.Tools.QuicLoad;
+
+/// <summary>One reading of the process's resources and of the run's counters.</summary>
+public sealed record ResourceSample(
+    double Seconds,
+    long RssBytes,
+    long GcHeapBytes,
+    int Threads,
+    int OpenFds,
+    long Connections,
+    long Streams,
+    long Bytes,
+    long Failures)
+{
+    /// <summary>Reads the process now (Linux: /proc/self; elsewhere what <see cref="Process"/> offers, fds -1).</summary>
+    public static ResourceSample Take(double seconds, LoadCounters counters)
+    {
+        long rss = -1;
+        int threads = -1;
+        int fds = -1;
+        if (OperatingSystem.IsLinux())
+        {
+            foreach (string line in File.ReadLines("/proc/self/status"))
+            {
+                if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
+                {
+                    rss = long.Parse(line.AsSpan(6).Trim().TrimEnd("kB").Trim(), CultureInfo.InvariantCulture) * 1024;
+                }
+                else if (line.StartsWith("Threads:", StringComparison.Ordinal))
+                {
+                    threads = int.Parse(line.AsSpan(8).Trim(), CultureInfo.InvariantCulture);
+                }
+            }
+
+            fds = Directory.GetFileSystemEntries("/proc/self/fd").Length;
+        }
+        else
+        {
+            using Process self = Process.GetCurrentProcess();
+            rss = self.WorkingSet64;
+            threads = self.Threads.Count;
+        }
+
+        return new ResourceSample(
+            seconds, rss, GC.GetTotalMemory(forceFullCollection: false), threads, fds,
+            counters.Connections, counters.Streams, counters.Bytes, counters.Failures + counters.ServerFailures);
+    }
+}
