@@ -34,6 +34,8 @@ internal static class ManagedOptionsMapping
             HandshakeTimeoutUs = handshakeUs,
             KeepAliveIntervalUs = keepAliveUs,
             Name = name,
+            MaxDatagramFrameSize = (ulong)o.MaxDatagramFrameSize,
+            DatagramReceiveQueueCapacity = o.DatagramReceiveQueueCapacity,
             Streams = new StreamTableOptions
             {
                 MaxStreamsBidi = o.MaxInboundBidirectionalStreams,

@@ -224,6 +224,7 @@ internal sealed partial class Connection : IDisposable
             MaxAckDelayMs = (ulong)(_options.MaxAckDelayUs / 1000),
             ActiveConnectionIdLimit = _options.ActiveConnectionIdLimit,
             InitialSourceConnectionId = _initialSourceId.Span.ToArray(),
+            MaxDatagramFrameSize = _options.MaxDatagramFrameSize > 0 ? _options.MaxDatagramFrameSize : null,
         };
         return p;
     }

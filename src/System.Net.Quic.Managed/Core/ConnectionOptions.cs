@@ -56,4 +56,10 @@ internal sealed class ConnectionOptions
 
     /// <summary>max_udp_payload_size we advertise (RFC 9000 §18.2): the largest datagram the I/O layer can receive.</summary>
     public ulong MaxUdpPayloadSize { get; init; } = TransportParameters.DefaultMaxUdpPayloadSize;
+
+    /// <summary>max_datagram_frame_size we advertise (RFC 9221 §3); 0: not advertised, DATAGRAM frames are refused.</summary>
+    public ulong MaxDatagramFrameSize { get; init; }
+
+    /// <summary>Received datagrams kept until the application takes them; beyond it the oldest is dropped.</summary>
+    public int DatagramReceiveQueueCapacity { get; init; } = 128;
 }

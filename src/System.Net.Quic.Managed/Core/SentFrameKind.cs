@@ -43,4 +43,7 @@ internal enum SentFrameKind : byte
 
     /// <summary>PING, or anything else that only elicits an ACK (PATH_RESPONSE, DATAGRAM): nothing to repeat.</summary>
     Ping,
+
+    /// <summary>DATAGRAM number Id of Length bytes (RFC 9221): never repeated, its acknowledgement or loss is reported.</summary>
+    Datagram,
 }
