@@ -33,7 +33,7 @@ internal sealed partial class Connection
             int consumed;
             if (PacketFirstByte.IsLongHeader(rest[0]))
             {
-                if (!LongHeader.TryParse(rest, out LongHeader header)) break; // RFC 9000 §12.2: drop the rest of a malformed datagram
+                if (!LongHeader.TryParse(rest, out LongHeader header, AcceptsGreasedFixedBit)) break; // RFC 9000 §12.2: drop the rest of a malformed datagram
                 consumed = header.TotalLength;
                 anyProcessed |= ProcessLongHeaderPacket(rest.Slice(0, consumed), header, remote, nowUs);
             }
@@ -123,7 +123,7 @@ internal sealed partial class Connection
 
     private bool ProcessShortHeaderPacket(Span<byte> packet, in NetworkAddress remote, long nowUs)
     {
-        if (!ShortHeader.TryParse(packet, _options.LocalConnectionIdLength, out ShortHeader header)) return false;
+        if (!ShortHeader.TryParse(packet, _options.LocalConnectionIdLength, out ShortHeader header, AcceptsGreasedFixedBit)) return false;
         _currentPacketDestination = new ConnectionId(header.DestinationConnectionId);
         PacketSpaceState space = Space(PacketNumberSpace.ApplicationData);
         KeyPhaseKeys? phases = space.ReceivePhaseKeys;

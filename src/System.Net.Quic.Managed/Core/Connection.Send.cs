@@ -474,6 +474,7 @@ internal sealed partial class Connection
             ReadOnlySpan<byte> token = type == PacketType.Initial && !IsServer ? _retryToken : default;
             if (!LongHeader.TryWrite(ref writer, type, Version, dcid.Span, _initialSourceId.Span, token, pnLength, out lengthFieldOffset)) return false;
         }
+        GreaseFixedBit(destination, space.Space, zeroRtt);
         int pnOffset = writer.Position;
         if (!writer.TryFill(0, pnLength)) return false;
         layout = new PacketLayout(pn, pnLength, pnOffset, writer.Position, lengthFieldOffset, zeroRtt);

@@ -225,6 +225,7 @@ internal sealed partial class Connection : IDisposable
             ActiveConnectionIdLimit = _options.ActiveConnectionIdLimit,
             InitialSourceConnectionId = _initialSourceId.Span.ToArray(),
             MaxDatagramFrameSize = _options.MaxDatagramFrameSize > 0 ? _options.MaxDatagramFrameSize : null,
+            GreaseQuicBit = _options.GreaseQuicBit,
         };
         return p;
     }

@@ -62,4 +62,7 @@ internal sealed class ConnectionOptions
 
     /// <summary>Received datagrams kept until the application takes them; beyond it the oldest is dropped.</summary>
     public int DatagramReceiveQueueCapacity { get; init; } = 128;
+
+    /// <summary>Advertise grease_quic_bit (RFC 9287): accept packets with the Fixed Bit cleared; then the peer may grease it.</summary>
+    public bool GreaseQuicBit { get; init; } = true;
 }
