@@ -101,6 +101,8 @@ internal sealed partial class Connection : IDisposable
         StatelessResetTokenGenerator? resetTokens = null)
     {
         var connection = new Connection(options, tls, isServer: false, remote, nowUs, resetTokens);
+        connection._originalVersion = connection.Version;
+        connection.SetVersionInformation(options.AvailableVersions);
         connection.StartClient(nowUs);
         return connection;
     }
@@ -111,11 +113,19 @@ internal sealed partial class Connection : IDisposable
     /// Initial being answered (it keys the Initial secrets); <paramref name="retrySourceId"/> is set when the client came back
     /// with a Retry token, and then the client's address counts as validated.
     /// </summary>
+    /// <para><paramref name="clientVersion"/> is the version of the client's Initial (0: <see cref="ConnectionOptions.Version"/>),
+    /// <paramref name="version"/> the one to answer in (compatible version negotiation, RFC 9368; 0: the client's), and
+    /// <paramref name="serverVersions"/> the server's versions, sent in version_information.</para>
     public static Connection CreateServer(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote,
         in ConnectionId originalDestinationId, in ConnectionId clientInitialDestinationId, in ConnectionId clientSourceId,
-        ConnectionId? retrySourceId, long nowUs, StatelessResetTokenGenerator? resetTokens = null)
+        ConnectionId? retrySourceId, long nowUs, StatelessResetTokenGenerator? resetTokens = null,
+        uint clientVersion = 0, uint version = 0, uint[]? serverVersions = null)
     {
         var connection = new Connection(options, tls, isServer: true, remote, nowUs, resetTokens);
+        if (clientVersion == 0) clientVersion = options.Version;
+        connection.Version = version == 0 ? clientVersion : version;
+        connection.AcceptOriginalVersion(clientVersion, clientInitialDestinationId);
+        connection.SetVersionInformation(serverVersions ?? new[] { QuicVersion.V1, QuicVersion.V2 });
         connection.StartServer(originalDestinationId, clientInitialDestinationId, clientSourceId, retrySourceId, nowUs);
         return connection;
     }
@@ -235,6 +245,7 @@ internal sealed partial class Connection : IDisposable
         if (_disposed) return;
         _disposed = true;
         foreach (PacketSpaceState space in _spaces) space.Dispose();
+        _originalVersionInitialReceiveKeys?.Dispose();
         _tls.Dispose();
         _tracer?.Dispose();
         QuicTelemetryCounters.RemovePathSample(_lastReportedRttUs, _lastReportedCwnd);

@@ -9,6 +9,12 @@ internal sealed class ConnectionOptions
 {
     public uint Version { get; init; } = QuicVersion.V1;
 
+    /// <summary>
+    /// Client: the versions listed in version_information (RFC 9368), in preference order, <see cref="Version"/> among
+    /// them; a server may answer in any of them (compatible version negotiation). Null: <see cref="Version"/> only.
+    /// </summary>
+    public uint[]? AvailableVersions { get; init; }
+
     /// <summary>Length of the connection IDs we issue (RFC 9000 §5.1); 0 to 20. The endpoint routes short headers by it.</summary>
     public int LocalConnectionIdLength { get; init; } = 8;
 

@@ -64,6 +64,9 @@ internal sealed class QuicPair : IDisposable
 
     /// <summary>The QUIC versions the server endpoint speaks (Version Negotiation lists them).</summary>
     public uint[] ServerSupportedVersions { get; set; } = { System.Net.Quic.Managed.Wire.QuicVersion.V1, System.Net.Quic.Managed.Wire.QuicVersion.V2 };
+
+    /// <summary>The server's preference for compatible version negotiation (RFC 9368); null: answer in the client's version.</summary>
+    public uint[]? ServerPreferredVersions { get; set; }
     public Func<ICryptoHandshake> ServerHandshakeFactory { get; set; } = () => new FakeCryptoHandshake(isServer: true);
     public Func<ICryptoHandshake> ClientHandshakeFactory { get; set; } = () => new FakeCryptoHandshake(isServer: false);
     public Endpoint ServerEndpoint { get; private set; }
@@ -72,7 +75,7 @@ internal sealed class QuicPair : IDisposable
     public byte[]? ServerResetKey { get; set; }
 
     private Endpoint CreateServerEndpoint()
-        => new(new EndpointOptions { IsServer = true, Random = new SeededRandomSource(Seed * 2 + 3), RequireRetry = RequireRetry, StatelessResetKey = ServerResetKey, SupportedVersions = ServerSupportedVersions }, new ServerFactory(this));
+        => new(new EndpointOptions { IsServer = true, Random = new SeededRandomSource(Seed * 2 + 3), RequireRetry = RequireRetry, StatelessResetKey = ServerResetKey, SupportedVersions = ServerSupportedVersions, PreferredVersions = ServerPreferredVersions }, new ServerFactory(this));
 
     /// <summary>The server process restarts: a new endpoint at the same address, without any connection state.</summary>
     public void RestartServer()

@@ -252,6 +252,8 @@ internal static class InteropEndpointRunner
                         MaxInboundUnidirectionalStreams = 8,
                         // Session tickets are always sent (resumption); 0-RTT is accepted for the zerortt case only.
                         EnableEarlyData = testCase.Name == "zerortt",
+                        // siduck: DATAGRAM frames (RFC 9221) are accepted and answered.
+                        MaxDatagramFrameSize = alpn == InteropTestCase.AlpnSiduck ? 65535 : 0,
                         ServerAuthenticationOptions = new SslServerAuthenticationOptions
                         {
                             ApplicationProtocols = [new SslApplicationProtocol(alpn)],
@@ -284,6 +286,12 @@ internal static class InteropEndpointRunner
 
     private static async Task ServeConnectionAsync(QuicConnection connection, string alpn, FileRoot root, TextWriter log, CancellationToken cancellationToken)
     {
+        if (alpn == InteropTestCase.AlpnSiduck)
+        {
+            await ServeSiduckAsync(connection, log, cancellationToken).ConfigureAwait(false);
+            return;
+        }
+
         await using QuicMultiplexedConnection multiplexed = new(connection);
         try
         {
@@ -299,6 +307,30 @@ internal static class InteropEndpointRunner
         catch (Exception e) when (e is IOException or OperationCanceledException or Http3ProtocolException)
         {
             log.WriteLine($"connection ended: {e.GetType().Name}: {e.Message}");
+        }
+    }
+
+    /// <summary>siduck: every DATAGRAM payload comes back with "-ack" appended ("quack" becomes "quack-ack").</summary>
+    private static async Task ServeSiduckAsync(QuicConnection connection, TextWriter log, CancellationToken cancellationToken)
+    {
+        await using (connection)
+        {
+            try
+            {
+                while (true)
+                {
+                    ReadOnlyMemory<byte> quack = await connection.ReceiveDatagramAsync(cancellationToken).ConfigureAwait(false);
+                    byte[] reply = new byte[quack.Length + 4];
+                    quack.CopyTo(reply);
+                    "-ack"u8.CopyTo(reply.AsSpan(quack.Length));
+                    QuicDatagramSendResult result = await connection.SendDatagramAsync(reply, cancellationToken).ConfigureAwait(false);
+                    log.WriteLine($"siduck: {System.Text.Encoding.ASCII.GetString(quack.Span)} -> {System.Text.Encoding.ASCII.GetString(reply)} ({result})");
+                }
+            }
+            catch (Exception e) when (e is QuicException or OperationCanceledException)
+            {
+                log.WriteLine($"connection ended: {e.GetType().Name}: {e.Message}");
+            }
         }
     }
 }

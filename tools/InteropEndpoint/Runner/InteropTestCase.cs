@@ -9,6 +9,9 @@ internal sealed record InteropTestCase(string Name, string Alpn, bool ClientSupp
     public const string AlpnH3 = "h3";
     public const string AlpnHq = "hq-interop";
 
+    /// <summary>siduck (draft-pardue-quic-siduck): DATAGRAM "quack" answered with "quack-ack"; msquic's quicinterop datagram test.</summary>
+    public const string AlpnSiduck = "siduck";
+
     // The runner uses h3 for "http3" and hq-interop for everything else.
     // ClientSupported/ServerSupported = false marks cases that need transport features with no public API yet.
     private static readonly InteropTestCase[] s_cases =
