@@ -51,7 +51,15 @@ internal sealed class ListenerPort : IServerConnectionFactory
             Socket socket = UdpSocketFactory.Bind(options.ListenEndPoint);
             var key = (IPEndPoint)socket.LocalEndPoint!;
             var port = new ListenerPort(key);
-            var endpoint = new Endpoint(new EndpointOptions { IsServer = true, LocalName = key.ToString(), RequireRetry = options.RequireRetry }, port);
+            uint[]? versions = QuicProtocolVersions.ToWire(options.ProtocolVersions);
+            var endpoint = new Endpoint(new EndpointOptions
+            {
+                IsServer = true,
+                LocalName = key.ToString(),
+                RequireRetry = options.RequireRetry,
+                SupportedVersions = versions ?? new[] { Wire.QuicVersion.V1, Wire.QuicVersion.V2 },
+                PreferredVersions = versions,
+            }, port);
             port.Host = new ManagedDriverHost(socket, endpoint, $"QuicManaged listener {key}") { Listeners = port };
             ManagedListener first = create(port.Host, port);
             port._listeners = [first];

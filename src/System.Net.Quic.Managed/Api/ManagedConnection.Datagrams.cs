@@ -98,8 +98,16 @@ internal sealed partial class ManagedConnection
         }
     }
 
-    /// <summary>Driver thread, at the handshake: what the app may send from now on.</summary>
-    private void OnDatagramsNegotiated(Connection core) => _maxDatagramSize = core.MaxDatagramPayloadSize;
+    private volatile int _negotiatedVersion = (int)QuicProtocolVersion.Version1;
+
+    public override QuicProtocolVersion NegotiatedProtocolVersion => (QuicProtocolVersion)_negotiatedVersion;
+
+    /// <summary>Driver thread, at the handshake: what the app may send from now on, and the version in use.</summary>
+    private void OnDatagramsNegotiated(Connection core)
+    {
+        _maxDatagramSize = core.MaxDatagramPayloadSize;
+        _negotiatedVersion = unchecked((int)core.Version);
+    }
 
     /// <summary>Driver thread: received datagrams go to the app's channel.</summary>
     private void OnDatagramsReceived(Connection core)

@@ -52,6 +52,10 @@ public sealed class QuicConnection : IAsyncDisposable
         ArgumentNullException.ThrowIfNull(options);
         options.Validate(nameof(options));
         QuicProviderSelection.ThrowIfNotUsable(provider, nameof(provider));
+        if (provider == QuicProvider.MsQuic && options.ProtocolVersions is not null)
+        {
+            throw new PlatformNotSupportedException("'ProtocolVersions' is supported by the managed provider only: System.Net.Quic (msquic) has no version setting.");
+        }
         return provider == QuicProvider.MsQuic
             ? PlatformConnection.ConnectAsync(options, cancellationToken)
             : ManagedConnection.ConnectAsync(options, cancellationToken);
@@ -143,6 +147,13 @@ public sealed class QuicConnection : IAsyncDisposable
     /// <returns>True when the update was started.</returns>
     /// <exception cref="QuicException">The connection has ended.</exception>
     public ValueTask<bool> UpdateKeysAsync(CancellationToken cancellationToken = default) => Impl.UpdateKeysAsync(cancellationToken);
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic: the QUIC version the connection uses (RFC 9369 version 2 when both sides chose
+    /// it, possibly through compatible version negotiation, RFC 9368). Final once the handshake completed. Managed
+    /// provider only: the msquic provider throws <see cref="NotSupportedException"/>.
+    /// </summary>
+    public QuicProtocolVersion NegotiatedProtocolVersion => Impl.NegotiatedProtocolVersion;
 
     /// <summary>
     /// Extension beyond System.Net.Quic (RFC 9221): the largest datagram payload <see cref="SendDatagramAsync"/> accepts

@@ -46,6 +46,10 @@ public sealed class QuicListener : IAsyncDisposable
         {
             throw new PlatformNotSupportedException("'RequireRetry' is supported by the managed provider only: System.Net.Quic (msquic) has no per-listener Retry setting.");
         }
+        if (provider == QuicProvider.MsQuic && options.ProtocolVersions is not null)
+        {
+            throw new PlatformNotSupportedException("'ProtocolVersions' is supported by the managed provider only: System.Net.Quic (msquic) has no version setting.");
+        }
         return provider == QuicProvider.MsQuic
             ? PlatformListener.ListenAsync(options, cancellationToken)
             : ManagedListener.ListenAsync(options, cancellationToken);

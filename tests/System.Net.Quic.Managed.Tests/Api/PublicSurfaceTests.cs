@@ -84,6 +84,12 @@ public class PublicSurfaceTests
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 DatagramsReceiveDropped {get;}"] = "statistics counter",
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 DatagramsSendDropped {get;}"] = "statistics counter",
         ["type enum System.Net.Quic.Managed.QuicDatagramSendResult : System.Enum"] = "the result of SendDatagramAsync (issue 15)",
+        ["type enum System.Net.Quic.Managed.QuicProtocolVersion : System.Enum"] = "QUIC versions for v2 / compatible version negotiation (issue 15)",
+        ["enum System.Net.Quic.Managed.QuicProtocolVersion.Version1 = 1"] = "RFC 9000",
+        ["enum System.Net.Quic.Managed.QuicProtocolVersion.Version2 = 1798521807"] = "RFC 9369",
+        ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Collections.Generic.IList<System.Net.Quic.Managed.QuicProtocolVersion> ProtocolVersions {get;set;}"] = "versions offered (first = first Initial), listed in version_information (RFC 9368)",
+        ["property System.Net.Quic.Managed.QuicListenerOptions.System.Collections.Generic.IList<System.Net.Quic.Managed.QuicProtocolVersion> ProtocolVersions {get;set;}"] = "versions served in preference order: compatible upgrade (RFC 9368)",
+        ["property System.Net.Quic.Managed.QuicConnection.System.Net.Quic.Managed.QuicProtocolVersion NegotiatedProtocolVersion {get;}"] = "the QUIC version in use",
     };
 
     private readonly ITestOutputHelper _output;
