@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Packs QuicManaged (dotnet pack), builds the echo samples against that package from a local feed, runs them on
-# loopback, and prints one line: "PASS samples echo-from-package" or "FAIL samples echo-from-package: <reason>".
+# loopback, and prints one line: "PASS samples echo-from-package" or "FAIL samples echo-from-package: <reason>"; then
+# the same for the DATAGRAM sample: "PASS samples datagram-chat" or "FAIL samples datagram-chat: <reason>".
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -27,3 +28,12 @@ out=$(timeout 30 dotnet "$here/EchoClient/bin/Release/net10.0/EchoClient.dll" "$
 echo "$out" >> "$log"
 echo "$out" | grep -q "^echo: echo through the package$" || fail "unexpected client output: $out"
 echo "PASS samples echo-from-package"
+
+# DatagramChat: a stream and DATAGRAM (RFC 9221) side by side, server and client in one process.
+chat_fail() { echo "FAIL samples datagram-chat: $1"; exit 0; }
+dotnet build "$here/DatagramChat" -c Release -p:QuicManagedVersion="$version" --packages "$cache" -nologo >> "$log" 2>&1 || chat_fail "DatagramChat does not build against the package (artifacts/samples.log)"
+out=$(timeout 30 dotnet "$here/DatagramChat/bin/Release/net10.0/DatagramChat.dll" "hello" "second line" 2>&1) || chat_fail "DatagramChat failed: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+echo "$out" >> "$log"
+echo "$out" | grep -q '^server: presence datagram "client is typing"$' && echo "$out" | grep -q "^client: ack: second line$" && echo "$out" | grep -q "^chat done$" \
+  || chat_fail "unexpected DatagramChat output: $(echo "$out" | tr '\n' ' ')"
+echo "PASS samples datagram-chat"

@@ -23,6 +23,7 @@ internal static class ListenerEndpointOptions
     public static EndpointOptions Create(QuicListenerOptions options, string localName, int worker = 0, int workers = 1, IDatagramHandoff? handoff = null)
     {
         ConnectionIdGenerator? generator = options.LoadBalancing?.CreateGenerator(workers > 1 ? 1 : 0);
+        uint[]? versions = QuicProtocolVersions.ToWire(options.ProtocolVersions);
         if (workers > 1)
         {
             generator = new WorkerTaggedConnectionIdGenerator(generator ?? new RandomConnectionIdGenerator(DefaultConnectionIdLength), worker, workers);
@@ -32,6 +33,8 @@ internal static class ListenerEndpointOptions
             IsServer = true,
             LocalName = localName,
             RequireRetry = options.RequireRetry,
+            SupportedVersions = versions ?? [Wire.QuicVersion.V1, Wire.QuicVersion.V2],
+            PreferredVersions = versions,
             ConnectionIdLength = generator?.Length ?? DefaultConnectionIdLength,
             ConnectionIdGenerator = generator,
             Handoff = workers > 1 ? handoff : null,

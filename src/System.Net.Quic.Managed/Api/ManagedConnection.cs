@@ -17,7 +17,7 @@ namespace System.Net.Quic.Managed;
 /// TaskCompletionSources created with RunContinuationsAsynchronously, so app code never runs on the driver thread
 /// (except the listener's ConnectionOptionsCallback and StreamCapacityCallback, as documented on them).
 /// </summary>
-internal sealed class ManagedConnection : QuicConnectionImpl
+internal sealed partial class ManagedConnection : QuicConnectionImpl
 {
     private readonly ManagedDriverHost _host;
     private readonly ManagedListener? _listener;
@@ -318,6 +318,12 @@ internal sealed class ManagedConnection : QuicConnectionImpl
                     _ticketStore?.Add(_ticketKey!, ticket, _remoteCertificate is { } c ? X509CertificateLoader.LoadCertificate(c.RawData) : null);
                 }
                 break;
+            case ConnectionEventKind.DatagramReceived:
+                OnDatagramsReceived(core);
+                break;
+            case ConnectionEventKind.DatagramOutcome:
+                OnDatagramOutcomes(core);
+                break;
             case ConnectionEventKind.Closed:
             {
                 ConnectionError? error = e.Error ?? core.Error;
@@ -347,6 +353,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
             _remoteCertificate = X509CertificateLoader.LoadCertificate(original.RawData);
         }
         _remoteEndPoint = core.RemoteAddress.ToEndPoint();
+        OnDatagramsNegotiated(core);
         _handshake.TrySetResult();
         _connected.TrySetResult();
         _listener?.OnHandshakeCompleted(this);
@@ -393,7 +400,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
     {
         if (_core is not { } core || _detached) return;
         ConnectionStatistics c = core.Statistics;
-        _statistics = new QuicConnectionStatistics
+        var statistics = new QuicConnectionStatistics
         {
             DatagramsSent = c.DatagramsSent,
             DatagramsReceived = c.DatagramsReceived,
@@ -408,6 +415,8 @@ internal sealed class ManagedConnection : QuicConnectionImpl
             KeyUpdates = c.KeyUpdates,
             Retried = core.Retried,
         };
+        AddDatagramStatistics(statistics, c);
+        _statistics = statistics;
     }
 
     public override bool IsResumed => _isResumed;
@@ -487,6 +496,7 @@ internal sealed class ManagedConnection : QuicConnectionImpl
         if (!_handshake.Task.IsCompleted && _handshake.TrySetException(failure)) _ = _handshake.Task.Exception;
         if (!_connected.Task.IsCompleted && _connected.TrySetException(failure)) _ = _connected.Task.Exception;
         _inbound.Writer.TryComplete(exception);
+        EndDatagrams(exception);
         while (_pendingOpens.TryDequeue(out OpenStreamRequest? open)) open.Fail(OpenFailure(exception));
         foreach (ManagedStream stream in _streams.Values) stream.OnConnectionEnded(exception);
         _streams.Clear();

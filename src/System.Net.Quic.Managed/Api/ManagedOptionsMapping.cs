@@ -34,6 +34,10 @@ internal static class ManagedOptionsMapping
             HandshakeTimeoutUs = handshakeUs,
             KeepAliveIntervalUs = keepAliveUs,
             Name = name,
+            MaxDatagramFrameSize = (ulong)o.MaxDatagramFrameSize,
+            Version = o is QuicClientConnectionOptions { ProtocolVersions: { Count: > 0 } offered } ? (uint)offered[0] : Wire.QuicVersion.V1,
+            AvailableVersions = o is QuicClientConnectionOptions c ? QuicProtocolVersions.ToWire(c.ProtocolVersions) : null,
+            DatagramReceiveQueueCapacity = o.DatagramReceiveQueueCapacity,
             Streams = new StreamTableOptions
             {
                 MaxStreamsBidi = o.MaxInboundBidirectionalStreams,

@@ -9,6 +9,7 @@ internal static class PlatformOptionsMapping
 {
     private static void CopyCommon(QuicConnectionOptions from, P.QuicConnectionOptions to, QuicConnection owner)
     {
+        if (from.MaxDatagramFrameSize > 0) throw new NotSupportedException(QuicConnectionImpl.DatagramsNotSupportedMessage);
         to.MaxInboundBidirectionalStreams = from.MaxInboundBidirectionalStreams;
         to.MaxInboundUnidirectionalStreams = from.MaxInboundUnidirectionalStreams;
         to.IdleTimeout = from.IdleTimeout;

@@ -1,3 +1,4 @@
+using System.Collections.Generic;
 using System.Net.Security;
 
 namespace System.Net.Quic.Managed;
@@ -37,9 +38,19 @@ public sealed class QuicClientConnectionOptions : QuicConnectionOptions
     /// </summary>
     public bool EnableEarlyData { get; set; }
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: the QUIC versions the client accepts, most preferred first. The first Initial
+    /// is sent in the first of them; all are listed in version_information (RFC 9368), so a server may answer in any
+    /// other listed version (compatible version negotiation; <see cref="QuicConnection.NegotiatedProtocolVersion"/> tells
+    /// which was used). Null (the default): version 1 only. Validated: not empty, no duplicates. Managed provider only:
+    /// with the msquic provider ConnectAsync throws <see cref="PlatformNotSupportedException"/> when set.
+    /// </summary>
+    public IList<QuicProtocolVersion>? ProtocolVersions { get; set; }
+
     internal override void Validate(string argumentName)
     {
         base.Validate(argumentName);
+        QuicProtocolVersions.Validate(ProtocolVersions, argumentName, nameof(ProtocolVersions));
         if (EnableEarlyData && SessionTicketStore is null)
         {
             throw new ArgumentException($"'{nameof(EnableEarlyData)}' needs a '{nameof(SessionTicketStore)}' to take tickets from.", argumentName);

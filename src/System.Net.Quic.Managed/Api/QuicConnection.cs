@@ -52,6 +52,10 @@ public sealed class QuicConnection : IAsyncDisposable
         ArgumentNullException.ThrowIfNull(options);
         options.Validate(nameof(options));
         QuicProviderSelection.ThrowIfNotUsable(provider, nameof(provider));
+        if (provider == QuicProvider.MsQuic && options.ProtocolVersions is not null)
+        {
+            throw new PlatformNotSupportedException("'ProtocolVersions' is supported by the managed provider only: System.Net.Quic (msquic) has no version setting.");
+        }
         return provider == QuicProvider.MsQuic
             ? PlatformConnection.ConnectAsync(options, cancellationToken)
             : ManagedConnection.ConnectAsync(options, cancellationToken);
@@ -143,6 +147,56 @@ public sealed class QuicConnection : IAsyncDisposable
     /// <returns>True when the update was started.</returns>
     /// <exception cref="QuicException">The connection has ended.</exception>
     public ValueTask<bool> UpdateKeysAsync(CancellationToken cancellationToken = default) => Impl.UpdateKeysAsync(cancellationToken);
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic: the QUIC version the connection uses (RFC 9369 version 2 when both sides chose
+    /// it, possibly through compatible version negotiation, RFC 9368). Final once the handshake completed. Managed
+    /// provider only: the msquic provider throws <see cref="NotSupportedException"/>.
+    /// </summary>
+    public QuicProtocolVersion NegotiatedProtocolVersion => Impl.NegotiatedProtocolVersion;
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic (RFC 9221): the largest datagram payload <see cref="SendDatagramAsync"/> accepts
+    /// now, that is the smaller of what the peer's max_datagram_frame_size allows and what fits in one packet on the
+    /// current path (UDP payload size minus the worst-case 1-RTT header, AEAD tag and DATAGRAM frame header). 0 when the
+    /// peer did not advertise max_datagram_frame_size (DATAGRAM not negotiated) or the handshake has not completed.
+    /// Managed provider only: the msquic provider throws <see cref="NotSupportedException"/> (System.Net.Quic in .NET 10
+    /// does not expose datagrams).
+    /// </summary>
+    public int MaxDatagramSize => Impl.MaxDatagramSize;
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic (RFC 9221): queues one unreliable datagram. The payload is copied; the call
+    /// returns once it is queued and the returned task completes when its fate is known:
+    /// <see cref="QuicDatagramSendResult.Acknowledged"/>, <see cref="QuicDatagramSendResult.Lost"/> (declared lost,
+    /// never retransmitted) or <see cref="QuicDatagramSendResult.Dropped"/> (never sent: the send queue of 256 datagrams
+    /// was full and this was the oldest). Awaiting each send before the next limits the rate to one datagram per round
+    /// trip; to stream datagrams, keep the tasks and look at them later (or read the counters in
+    /// <see cref="GetStatistics"/>). Datagrams are congestion controlled and share packets fairly with stream data.
+    /// Cancelling <paramref name="cancellationToken"/> ends the wait, not the send. Managed provider only (the msquic
+    /// provider throws <see cref="NotSupportedException"/>).
+    /// </summary>
+    /// <param name="datagram">The payload, at most <see cref="MaxDatagramSize"/> bytes (it may be empty).</param>
+    /// <param name="cancellationToken">Cancels the wait for the datagram's fate.</param>
+    /// <returns>What became of the datagram.</returns>
+    /// <exception cref="ArgumentException"><paramref name="datagram"/> is longer than <see cref="MaxDatagramSize"/>.</exception>
+    /// <exception cref="InvalidOperationException">DATAGRAM is not negotiated: the peer did not advertise max_datagram_frame_size (<see cref="MaxDatagramSize"/> is 0).</exception>
+    /// <exception cref="QuicException">The connection has ended (also for sends still waiting for their fate when it ends).</exception>
+    public ValueTask<QuicDatagramSendResult> SendDatagramAsync(ReadOnlyMemory<byte> datagram, CancellationToken cancellationToken = default)
+        => Impl.SendDatagramAsync(datagram, cancellationToken);
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic (RFC 9221): the next datagram the peer sent. Needs
+    /// <see cref="QuicConnectionOptions.MaxDatagramFrameSize"/> above 0 (that advertises max_datagram_frame_size). Received
+    /// datagrams wait in a queue of <see cref="QuicConnectionOptions.DatagramReceiveQueueCapacity"/>; when it is full the
+    /// oldest is dropped and counted in <see cref="QuicConnectionStatistics.DatagramsReceiveDropped"/>. Managed provider
+    /// only (the msquic provider throws <see cref="NotSupportedException"/>).
+    /// </summary>
+    /// <param name="cancellationToken">Cancels the wait.</param>
+    /// <returns>The datagram's payload.</returns>
+    /// <exception cref="InvalidOperationException">Receiving datagrams was not enabled (<see cref="QuicConnectionOptions.MaxDatagramFrameSize"/> is 0).</exception>
+    /// <exception cref="QuicException">The connection has ended and no datagram is left.</exception>
+    public ValueTask<ReadOnlyMemory<byte>> ReceiveDatagramAsync(CancellationToken cancellationToken = default) => Impl.ReceiveDatagramAsync(cancellationToken);
 
     /// <summary>Closes the connection with <see cref="QuicConnectionOptions.DefaultCloseErrorCode"/> if still open, and releases it.</summary>
     public ValueTask DisposeAsync() => _impl?.DisposeAsync() ?? ValueTask.CompletedTask;

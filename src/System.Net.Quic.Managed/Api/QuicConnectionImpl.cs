@@ -41,6 +41,25 @@ internal abstract class QuicConnectionImpl
     public virtual ValueTask<bool> UpdateKeysAsync(CancellationToken cancellationToken)
         => throw new NotSupportedException("Initiating a key update is available on the managed provider only.");
 
+    /// <summary>The QUIC version in use; providers that do not tell throw <see cref="NotSupportedException"/>.</summary>
+    public virtual QuicProtocolVersion NegotiatedProtocolVersion
+        => throw new NotSupportedException("The negotiated QUIC version is available on the managed provider only.");
+
+    /// <summary>The message of the msquic provider's datagram members.</summary>
+    internal const string DatagramsNotSupportedMessage =
+        "DATAGRAM (RFC 9221) is available on the managed provider only: System.Net.Quic over msquic does not expose datagrams in .NET 10.";
+
+    /// <summary>Largest datagram payload sendable now (RFC 9221); providers without datagrams throw <see cref="NotSupportedException"/>.</summary>
+    public virtual int MaxDatagramSize => throw new NotSupportedException(DatagramsNotSupportedMessage);
+
+    /// <summary>Queues a datagram; providers without datagrams throw <see cref="NotSupportedException"/>.</summary>
+    public virtual ValueTask<QuicDatagramSendResult> SendDatagramAsync(ReadOnlyMemory<byte> datagram, CancellationToken cancellationToken)
+        => throw new NotSupportedException(DatagramsNotSupportedMessage);
+
+    /// <summary>Takes the next received datagram; providers without datagrams throw <see cref="NotSupportedException"/>.</summary>
+    public virtual ValueTask<ReadOnlyMemory<byte>> ReceiveDatagramAsync(CancellationToken cancellationToken)
+        => throw new NotSupportedException(DatagramsNotSupportedMessage);
+
     /// <summary>Statistics snapshot; providers without them throw <see cref="NotSupportedException"/>.</summary>
     public virtual QuicConnectionStatistics GetStatistics()
         => throw new NotSupportedException("Connection statistics are available on the managed provider only.");

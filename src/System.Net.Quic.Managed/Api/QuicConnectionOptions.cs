@@ -59,6 +59,25 @@ public abstract class QuicConnectionOptions
     /// </summary>
     public Action<QuicConnection, QuicStreamCapacityChangedArgs>? StreamCapacityCallback { get; set; }
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic (RFC 9221): the max_datagram_frame_size this side advertises, that is the largest
+    /// DATAGRAM frame (type, length and payload) it accepts; 0 (the default) advertises nothing and the peer may not
+    /// send datagrams. Sending datagrams depends only on the peer's value (<see cref="QuicConnection.MaxDatagramSize"/>).
+    /// 0 to 65535. Managed provider only: above 0 on the msquic provider the connection fails with
+    /// <see cref="NotSupportedException"/>.
+    /// </summary>
+    public int MaxDatagramFrameSize { get; set; }
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic (RFC 9221): how many received datagrams wait for
+    /// <see cref="QuicConnection.ReceiveDatagramAsync"/>; when full, the oldest is dropped and counted in
+    /// <see cref="QuicConnectionStatistics.DatagramsReceiveDropped"/>. 1 to 65536, default 128.
+    /// </summary>
+    public int DatagramReceiveQueueCapacity { get; set; } = DefaultDatagramReceiveQueueCapacity;
+
+    /// <summary>Default of <see cref="DatagramReceiveQueueCapacity"/>.</summary>
+    internal const int DefaultDatagramReceiveQueueCapacity = 128;
+
     /// <summary>Validates the options synchronously, before any async work, as System.Net.Quic does.</summary>
     internal virtual void Validate(string argumentName)
     {
@@ -70,6 +89,11 @@ public abstract class QuicConnectionOptions
         ValidateInRange(argumentName, DefaultStreamErrorCode, QuicDefaults.MaxErrorCodeValue);
         ValidateTimeSpan(argumentName, HandshakeTimeout);
         _initialReceiveWindowSizes?.Validate(argumentName);
+        ValidateInRange(argumentName, MaxDatagramFrameSize, ushort.MaxValue);
+        if (DatagramReceiveQueueCapacity is < 1 or > 65536)
+        {
+            throw new ArgumentOutOfRangeException(argumentName, DatagramReceiveQueueCapacity, "'DatagramReceiveQueueCapacity' should be within [1, 65536] range.");
+        }
 
         static void ValidateInRange(string argumentName, long value, long max, [CallerArgumentExpression(nameof(value))] string? propertyName = null)
         {

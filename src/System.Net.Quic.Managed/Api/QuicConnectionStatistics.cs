@@ -51,4 +51,22 @@ public sealed class QuicConnectionStatistics
     /// the listener required one (<see cref="QuicListenerOptions.RequireRetry"/>) and the client came back with its token.
     /// </summary>
     public bool Retried { get; internal set; }
+
+    /// <summary>DATAGRAM frames (RFC 9221) sent: <see cref="QuicConnection.SendDatagramAsync"/> payloads written into packets.</summary>
+    public long DatagramFramesSent { get; internal set; }
+
+    /// <summary>Sent DATAGRAM frames whose packet the peer acknowledged.</summary>
+    public long DatagramFramesAcknowledged { get; internal set; }
+
+    /// <summary>Sent DATAGRAM frames whose packet was declared lost (never retransmitted).</summary>
+    public long DatagramFramesLost { get; internal set; }
+
+    /// <summary>Datagrams dropped before being sent (the send queue was full).</summary>
+    public long DatagramsSendDropped { get; internal set; }
+
+    /// <summary>DATAGRAM frames received from the peer.</summary>
+    public long DatagramFramesReceived { get; internal set; }
+
+    /// <summary>Received datagrams dropped because <see cref="QuicConnectionOptions.DatagramReceiveQueueCapacity"/> were already waiting.</summary>
+    public long DatagramsReceiveDropped { get; internal set; }
 }

@@ -50,6 +50,10 @@ public sealed class QuicListener : IAsyncDisposable
         {
             throw new PlatformNotSupportedException("'ListenerSockets', 'LoadBalancing', 'StatelessResetKey' and 'AddressValidationTokenKey' are supported by the managed provider only: System.Net.Quic (msquic) has no such listener settings.");
         }
+        if (provider == QuicProvider.MsQuic && options.ProtocolVersions is not null)
+        {
+            throw new PlatformNotSupportedException("'ProtocolVersions' is supported by the managed provider only: System.Net.Quic (msquic) has no version setting.");
+        }
         return provider == QuicProvider.MsQuic
             ? PlatformListener.ListenAsync(options, cancellationToken)
             : ManagedListener.ListenAsync(options, cancellationToken);

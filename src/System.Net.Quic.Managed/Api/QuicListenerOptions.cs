@@ -91,9 +91,21 @@ public sealed class QuicListenerOptions
         }
     }
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: the QUIC versions the listener speaks, most preferred first (compatible version
+    /// negotiation, RFC 9368). A client whose first Initial is in one of them and whose version_information lists a
+    /// version that comes earlier here is answered in that version (e.g. <c>[Version2, Version1]</c> upgrades v1 clients
+    /// that offer v2); others are answered in their own version, and clients in a version not listed get Version
+    /// Negotiation. Null (the default): versions 1 and 2, each client answered in its own version. Validated: not empty,
+    /// no duplicates. Managed provider only: with the msquic provider ListenAsync throws
+    /// <see cref="PlatformNotSupportedException"/> when set.
+    /// </summary>
+    public IList<QuicProtocolVersion>? ProtocolVersions { get; set; }
+
     internal void Validate(string argumentName)
     {
         ValidateScaleOut(argumentName);
+        QuicProtocolVersions.Validate(ProtocolVersions, argumentName, nameof(ProtocolVersions));
         if (ListenEndPoint is null)
         {
             throw new ArgumentNullException(argumentName, $"'{nameof(ListenEndPoint)}' must be specified and not null to start a listener.");

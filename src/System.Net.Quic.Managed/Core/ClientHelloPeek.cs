@@ -43,7 +43,7 @@ internal static class ClientHelloPeek
             int contiguous = ReassembleInitialCrypto(packets, crypto.AsSpan(0, datagram.Length), out bool authenticated);
             if (!authenticated) return default;
             return TryParseClientHello(crypto.AsSpan(0, contiguous), out ClientHello? hello)
-                ? new InitialPeek(true, hello!.ServerName, hello.HasAlpn ? hello.ApplicationProtocols : null)
+                ? new InitialPeek(true, hello!.ServerName, hello.HasAlpn ? hello.ApplicationProtocols : null, hello.TransportParameters)
                 : new InitialPeek(true, null, null);
         }
         finally
@@ -174,4 +174,5 @@ internal static class ClientHelloPeek
 /// What <see cref="ClientHelloPeek.Peek"/> learned from a client's first datagram. <see cref="ApplicationProtocols"/>
 /// is the ClientHello's ALPN list (RFC 7301), null when the ClientHello is incomplete or has none.
 /// </summary>
-internal readonly record struct InitialPeek(bool Authenticated, string? ServerName, System.Collections.Generic.List<byte[]>? ApplicationProtocols);
+internal readonly record struct InitialPeek(bool Authenticated, string? ServerName, System.Collections.Generic.List<byte[]>? ApplicationProtocols,
+    byte[]? TransportParameters = null);

@@ -32,6 +32,9 @@ internal sealed partial class Connection
                 case SentFrameKind.RetireConnectionId:
                     _peerIds.OnRetirementAcked();
                     break;
+                case SentFrameKind.Datagram:
+                    OnDatagramAcked(frame.DatagramNumber);
+                    break;
                 case SentFrameKind.ResetStream:
                     if (_streams.TryGetStream(frame.StreamId, out TransportStream? reset) && reset.Send is not null)
                     {
@@ -128,6 +131,9 @@ internal sealed partial class Connection
                     break;
                 case SentFrameKind.PathChallenge:
                     OnPathChallengeLost();
+                    break;
+                case SentFrameKind.Datagram:
+                    OnDatagramLost(frame.DatagramNumber);
                     break;
             }
         }

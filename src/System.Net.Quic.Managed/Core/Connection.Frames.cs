@@ -197,8 +197,7 @@ internal sealed partial class Connection
                 return TransportErrorCode.NoError;
             case FrameType.Datagram:
             case FrameType.DatagramWithLength:
-                // RFC 9221 §3: DATAGRAM without our max_datagram_frame_size is a PROTOCOL_VIOLATION.
-                return Violation("DATAGRAM frame without max_datagram_frame_size", out reason);
+                return ProcessDatagramFrame(type, ref reader, out reason);
             default:
                 reason = "unknown frame type";
                 return TransportErrorCode.FrameEncodingError;

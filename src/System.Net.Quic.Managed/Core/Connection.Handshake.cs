@@ -164,6 +164,9 @@ internal sealed partial class Connection
             }
         }
 
+        error = ValidateVersionInformation(peer, out reason);
+        if (error != TransportErrorCode.NoError) return error;
+
         error = _streams.ApplyPeerTransportParameters(ToLong(peer.InitialMaxData), ToLong(peer.InitialMaxStreamDataBidiLocal),
             ToLong(peer.InitialMaxStreamDataBidiRemote), ToLong(peer.InitialMaxStreamDataUni),
             ToLong(peer.InitialMaxStreamsBidi), ToLong(peer.InitialMaxStreamsUni), out reason);

@@ -33,7 +33,7 @@ internal sealed partial class Connection
             int consumed;
             if (PacketFirstByte.IsLongHeader(rest[0]))
             {
-                if (!LongHeader.TryParse(rest, out LongHeader header)) break; // RFC 9000 §12.2: drop the rest of a malformed datagram
+                if (!LongHeader.TryParse(rest, out LongHeader header, AcceptsGreasedFixedBit)) break; // RFC 9000 §12.2: drop the rest of a malformed datagram
                 consumed = header.TotalLength;
                 anyProcessed |= ProcessLongHeaderPacket(rest.Slice(0, consumed), header, remote, nowUs);
             }
@@ -72,7 +72,9 @@ internal sealed partial class Connection
             ProcessVersionNegotiation(packet, nowUs);
             return false;
         }
-        if (header.Version != Version) return false; // RFC 9000 §5.2: another version's packet is not for this connection
+        // RFC 9000 §5.2: another version's packet is not for this connection, except during compatible negotiation (RFC 9368).
+        PacketProtectionKeys? otherVersionKeys = null;
+        if (header.Version != Version && (otherVersionKeys = KeysForOtherVersion(header, nowUs)) is null) return false;
         PacketNumberSpace spaceId;
         switch (header.Type)
         {
@@ -83,7 +85,7 @@ internal sealed partial class Connection
             default: return false;
         }
         PacketSpaceState space = Space(spaceId);
-        PacketProtectionKeys? keys = space.ReceiveKeys;
+        PacketProtectionKeys? keys = otherVersionKeys ?? space.ReceiveKeys;
         if (keys is null || space.Discarded) return false;
         if (!keys.TryRemoveHeaderProtection(packet, header.PacketNumberOffset, out int pnLength, out uint truncated)) return false;
         long pn = PacketNumber.Decode(space.Received.LargestReceived, truncated, pnLength);
@@ -123,7 +125,7 @@ internal sealed partial class Connection
 
     private bool ProcessShortHeaderPacket(Span<byte> packet, in NetworkAddress remote, long nowUs)
     {
-        if (!ShortHeader.TryParse(packet, _initialSourceId.Length, out ShortHeader header)) return false;
+        if (!ShortHeader.TryParse(packet, _initialSourceId.Length, out ShortHeader header, AcceptsGreasedFixedBit)) return false;
         _currentPacketDestination = new ConnectionId(header.DestinationConnectionId);
         PacketSpaceState space = Space(PacketNumberSpace.ApplicationData);
         KeyPhaseKeys? phases = space.ReceivePhaseKeys;

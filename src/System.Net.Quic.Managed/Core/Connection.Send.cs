@@ -98,7 +98,7 @@ internal sealed partial class Connection
         if (_handshakeDonePending || _pathResponses.Count > 0 || _pathChallengePending || _rawFramesForTesting is not null || _newTokenToSend is not null) return true;
         // A client sends application data before its handshake completed only as 0-RTT, and then only stream frames.
         if (!_handshakeCompleted && !IsServer) return CanSendEarlyData && _streams.HasSendableStreams;
-        if (_streams.NeedsMaxData || _streams.HasSendableStreams || _keepAlivePending) return true;
+        if (_streams.NeedsMaxData || _streams.HasSendableStreams || _keepAlivePending || HasDatagramsToSend) return true;
         if (_streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams) return true;
         if (_streams.LocalBidiLimit.NeedsStreamsBlocked || _streams.LocalUniLimit.NeedsStreamsBlocked) return true;
         if (_streams.ConnectionSendCredit.NeedsBlockedFrame && _streams.HasSendableStreams) return true;
@@ -193,7 +193,7 @@ internal sealed partial class Connection
         if (!zeroRtt) ackEliciting |= WriteCrypto(space, ref writer, frames);
         if (space.Space == PacketNumberSpace.ApplicationData && (_handshakeCompleted || IsServer || zeroRtt))
         {
-            ackEliciting |= WriteStreamFrames(ref writer, frames, nowUs);
+            ackEliciting |= WriteApplicationData(ref writer, frames, zeroRtt, nowUs);
         }
         if (!ackEliciting && (probe || (_keepAlivePending && space.Space == PacketNumberSpace.ApplicationData)) && writer.TryWriteByte((byte)FrameType.Ping))
         {
@@ -498,6 +498,7 @@ internal sealed partial class Connection
             ReadOnlySpan<byte> token = type == PacketType.Initial && !IsServer ? _retryToken : default;
             if (!LongHeader.TryWrite(ref writer, type, Version, dcid.Span, _initialSourceId.Span, token, pnLength, out lengthFieldOffset)) return false;
         }
+        GreaseFixedBit(destination, space.Space, zeroRtt);
         int pnOffset = writer.Position;
         if (!writer.TryFill(0, pnLength)) return false;
         layout = new PacketLayout(pn, pnLength, pnOffset, writer.Position, lengthFieldOffset, zeroRtt);

@@ -102,6 +102,8 @@ internal sealed partial class Connection : IDisposable
         StatelessResetTokenGenerator? resetTokens = null)
     {
         var connection = new Connection(options, tls, isServer: false, remote, nowUs, resetTokens);
+        connection._originalVersion = connection.Version;
+        connection.SetVersionInformation(options.AvailableVersions);
         connection.StartClient(nowUs);
         return connection;
     }
@@ -113,11 +115,19 @@ internal sealed partial class Connection : IDisposable
     /// with a Retry token, and then the client's address counts as validated. <paramref name="idGenerator"/>, the endpoint's,
     /// chooses every ID we issue (routable ones: QUIC-LB, worker tags); null: random IDs of the options' length.
     /// </summary>
+    /// <para><paramref name="clientVersion"/> is the version of the client's Initial (0: <see cref="ConnectionOptions.Version"/>),
+    /// <paramref name="version"/> the one to answer in (compatible version negotiation, RFC 9368; 0: the client's), and
+    /// <paramref name="serverVersions"/> the server's versions, sent in version_information.</para>
     public static Connection CreateServer(ConnectionOptions options, ICryptoHandshake tls, in NetworkAddress remote,
         in ConnectionId originalDestinationId, in ConnectionId clientInitialDestinationId, in ConnectionId clientSourceId,
-        ConnectionId? retrySourceId, long nowUs, StatelessResetTokenGenerator? resetTokens = null, ConnectionIdGenerator? idGenerator = null)
+        ConnectionId? retrySourceId, long nowUs, StatelessResetTokenGenerator? resetTokens = null, ConnectionIdGenerator? idGenerator = null,
+        uint clientVersion = 0, uint version = 0, uint[]? serverVersions = null)
     {
         var connection = new Connection(options, tls, isServer: true, remote, nowUs, resetTokens, idGenerator);
+        if (clientVersion == 0) clientVersion = options.Version;
+        connection.Version = version == 0 ? clientVersion : version;
+        connection.AcceptOriginalVersion(clientVersion, clientInitialDestinationId);
+        connection.SetVersionInformation(serverVersions ?? new[] { QuicVersion.V1, QuicVersion.V2 });
         connection.StartServer(originalDestinationId, clientInitialDestinationId, clientSourceId, retrySourceId, nowUs);
         return connection;
     }
@@ -252,6 +262,8 @@ internal sealed partial class Connection : IDisposable
             MaxAckDelayMs = (ulong)(_options.MaxAckDelayUs / 1000),
             ActiveConnectionIdLimit = _options.ActiveConnectionIdLimit,
             InitialSourceConnectionId = _initialSourceId.Span.ToArray(),
+            MaxDatagramFrameSize = _options.MaxDatagramFrameSize > 0 ? _options.MaxDatagramFrameSize : null,
+            GreaseQuicBit = _options.GreaseQuicBit,
         };
         return p;
     }
@@ -261,6 +273,7 @@ internal sealed partial class Connection : IDisposable
         if (_disposed) return;
         _disposed = true;
         foreach (PacketSpaceState space in _spaces) space.Dispose();
+        _originalVersionInitialReceiveKeys?.Dispose();
         _tls.Dispose();
         _tracer?.Dispose();
         QuicTelemetryCounters.RemovePathSample(_lastReportedRttUs, _lastReportedCwnd);

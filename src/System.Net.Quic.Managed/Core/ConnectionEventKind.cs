@@ -24,6 +24,12 @@ internal enum ConnectionEventKind : byte
     /// <summary>Client: the server sent a session ticket (<see cref="Connection.TryTakeSessionTicket"/>).</summary>
     SessionTicketReceived,
 
+    /// <summary>DATAGRAM frames arrived (<see cref="Connection.TryDequeueReceivedDatagram"/>); raised again once the queue was emptied.</summary>
+    DatagramReceived,
+
+    /// <summary>Queued datagrams were acknowledged, lost or dropped (<see cref="Connection.TryDequeueDatagramOutcome"/>).</summary>
+    DatagramOutcome,
+
     /// <summary>The connection is closed (or closing): <see cref="ConnectionEvent.Error"/> says why.</summary>
     Closed,
 }

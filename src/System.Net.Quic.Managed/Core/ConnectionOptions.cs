@@ -9,6 +9,12 @@ internal sealed class ConnectionOptions
 {
     public uint Version { get; init; } = QuicVersion.V1;
 
+    /// <summary>
+    /// Client: the versions listed in version_information (RFC 9368), in preference order, <see cref="Version"/> among
+    /// them; a server may answer in any of them (compatible version negotiation). Null: <see cref="Version"/> only.
+    /// </summary>
+    public uint[]? AvailableVersions { get; init; }
+
     /// <summary>Length of the connection IDs we issue (RFC 9000 §5.1); 0 to 20. The endpoint routes short headers by it.</summary>
     public int LocalConnectionIdLength { get; init; } = 8;
 
@@ -56,4 +62,13 @@ internal sealed class ConnectionOptions
 
     /// <summary>max_udp_payload_size we advertise (RFC 9000 §18.2): the largest datagram the I/O layer can receive.</summary>
     public ulong MaxUdpPayloadSize { get; init; } = TransportParameters.DefaultMaxUdpPayloadSize;
+
+    /// <summary>max_datagram_frame_size we advertise (RFC 9221 §3); 0: not advertised, DATAGRAM frames are refused.</summary>
+    public ulong MaxDatagramFrameSize { get; init; }
+
+    /// <summary>Received datagrams kept until the application takes them; beyond it the oldest is dropped.</summary>
+    public int DatagramReceiveQueueCapacity { get; init; } = 128;
+
+    /// <summary>Advertise grease_quic_bit (RFC 9287): accept packets with the Fixed Bit cleared; then the peer may grease it.</summary>
+    public bool GreaseQuicBit { get; init; } = true;
 }

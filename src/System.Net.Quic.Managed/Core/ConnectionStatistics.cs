@@ -18,4 +18,19 @@ internal sealed class ConnectionStatistics
 
     /// <summary>Client: the server refused our 0-RTT packets; their data went again in 1-RTT (RFC 9001 §4.6.2).</summary>
     public bool ZeroRttRejected { get; set; }
+
+    /// <summary>DATAGRAM frames (RFC 9221) written into packets.</summary>
+    public long DatagramFramesSent { get; set; }
+
+    public long DatagramFramesAcknowledged { get; set; }
+
+    public long DatagramFramesLost { get; set; }
+
+    /// <summary>Queued datagrams dropped unsent (send queue full, or they no longer fit).</summary>
+    public long DatagramFramesSendDropped { get; set; }
+
+    public long DatagramFramesReceived { get; set; }
+
+    /// <summary>Received datagrams dropped because the receive queue was full.</summary>
+    public long DatagramFramesReceiveDropped { get; set; }
 }

@@ -270,7 +270,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         ConnectionOptions options = decision.Options ?? new ConnectionOptions { Version = version };
         ICryptoHandshake handshake = decision.Handshake ?? new RefusingHandshake(decision.Refusal, decision.Reason ?? "refused");
         Connection connection = Connection.CreateServer(options, handshake, remote, originalDestination, clientDestination, clientSource, retrySource, nowUs, _resetTokens,
-            _options.ConnectionIdGenerator);
+            _options.ConnectionIdGenerator, version, ChooseVersion(version, peek.TransportParameters), _options.SupportedVersions);
         if (addressValidatedByToken) connection.OnAddressValidatedByToken();
         connection.Receive(datagram, remote, nowUs);
         if (connection.Statistics.PacketsReceived == 0)
@@ -291,6 +291,34 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         // A refused connection only waits out its closing period (RFC 9000 §10.2.1), answering with CONNECTION_CLOSE.
         if (!refused) _accepted.Enqueue((connection, decision.Owner));
     }
+
+    /// <summary>
+    /// RFC 9368 §2.3: the version to answer a client's first Initial in: the first of our preferred versions that is the
+    /// client's own or, compatible with it, listed in its version_information. Without a preference list, or without the
+    /// client's version_information, the client's version.
+    /// </summary>
+    private uint ChooseVersion(uint clientVersion, byte[]? clientTransportParameters)
+    {
+        if (_options.PreferredVersions is not { Length: > 0 } preferred || clientTransportParameters is null) return clientVersion;
+        if (TransportParameters.TryDecode(clientTransportParameters, sentByServer: false, out TransportParameters? client, out _) != TransportErrorCode.NoError
+            || client!.AvailableVersions is not { } available)
+        {
+            return clientVersion;
+        }
+        foreach (uint v in preferred)
+        {
+            if (v == clientVersion) return v;
+            if (IsSupported(v) && Connection.AreCompatible(clientVersion, v) && Array.IndexOf(available, v) >= 0)
+            {
+                CompatibleVersionUpgrades++;
+                return v;
+            }
+        }
+        return clientVersion;
+    }
+
+    /// <summary>Client Initials answered in another version than theirs (compatible version negotiation).</summary>
+    public int CompatibleVersionUpgrades { get; private set; }
 
     private bool IsSupported(uint version)
     {

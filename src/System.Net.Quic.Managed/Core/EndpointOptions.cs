@@ -30,6 +30,13 @@ internal sealed class EndpointOptions
     /// <summary>The versions this endpoint speaks, preferred first (Version Negotiation lists them).</summary>
     public uint[] SupportedVersions { get; init; } = { QuicVersion.V1, QuicVersion.V2 };
 
+    /// <summary>
+    /// Server: versions in preference order for compatible version negotiation (RFC 9368): a client's first Initial is
+    /// answered in the first of these that is its own version or one its version_information lists. Null: always the
+    /// client's version (no upgrade).
+    /// </summary>
+    public uint[]? PreferredVersions { get; init; }
+
     public IRandomSource Random { get; init; } = SecureRandomSource.Instance;
 
     /// <summary>The local address as text, for diagnostics events (the core does not know its socket).</summary>

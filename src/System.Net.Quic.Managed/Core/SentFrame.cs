@@ -62,11 +62,17 @@ internal readonly record struct SentFrame(SentFrameKind Kind, long Id, long Valu
     /// <summary>PING.</summary>
     public static SentFrame Ping() => new(SentFrameKind.Ping, 0, 0, 0, false);
 
+    /// <summary>DATAGRAM number <paramref name="number"/> of <paramref name="length"/> bytes (RFC 9221): never repeated.</summary>
+    public static SentFrame Datagram(long number, int length) => new(SentFrameKind.Datagram, number, 0, length, false);
+
     /// <summary>Frames written verbatim by a test (<c>Connection.Testing</c>): only ACK-eliciting.</summary>
     public static SentFrame RawForTesting() => new(SentFrameKind.RawForTesting, 0, 0, 0, false);
 
     /// <summary>The stream of a Stream, ResetStream, StopSending, MaxStreamData or StreamDataBlocked record.</summary>
     public long StreamId => Id;
+
+    /// <summary>The number the connection gave a Datagram record (its send result waits on it).</summary>
+    public long DatagramNumber => Id;
 
     /// <summary>The data offset of a Stream or Crypto record.</summary>
     public long Offset => Value;

@@ -49,4 +49,7 @@ internal enum SentFrameKind : byte
 
     /// <summary>Frames a test wrote verbatim: nothing to repeat.</summary>
     RawForTesting,
+
+    /// <summary>DATAGRAM number Id of Length bytes (RFC 9221): never repeated, its acknowledgement or loss is reported.</summary>
+    Datagram,
 }

@@ -538,6 +538,7 @@ internal sealed class UdpDriver : IDisposable
                 if (!IsDriverThread) _loopExited.Wait(TimeSpan.FromSeconds(5));
                 return;
             }
+            _loop.CancelReservation();
             _receiver.Release();
             _socket.Dispose();
             _abandoning = true;

@@ -18,8 +18,11 @@ internal sealed class UdpDriverLoop
     /// <summary>Environment variable: the number of shared client loops (default: one per processor; 0: a thread per connection).</summary>
     public const string ClientLoopsEnvironmentVariable = "QUIC_MANAGED_CLIENT_LOOPS";
 
+    /// <summary>A loop with no driver for this long ends its thread and closes its wake-up sockets (a later connection starts a new one).</summary>
+    public static readonly TimeSpan IdleExit = TimeSpan.FromSeconds(10);
+
     private static readonly object s_gate = new();
-    private static UdpDriverLoop[]? s_clientLoops;
+    private static UdpDriverLoop?[]? s_clientLoops;
 
     private readonly List<UdpDriver> _drivers = new();
     private readonly ConcurrentQueue<UdpDriver> _attach = new();
@@ -34,6 +37,8 @@ internal sealed class UdpDriverLoop
     private bool _nativePoll = OperatingSystem.IsLinux() && !UdpReceiver.BatchingDisabledByConfiguration;
     private int _sleeping;
     private int _count;
+    private bool _exited;
+    private long _emptySinceUs = MonotonicClock.NowUs;
 
     public UdpDriverLoop(string name)
     {
@@ -50,7 +55,7 @@ internal sealed class UdpDriverLoop
     /// <summary>The loop's thread.</summary>
     public Thread Thread { get; }
 
-    /// <summary>Drivers attached now (approximate while attaches and detaches are in flight).</summary>
+    /// <summary>Drivers reserved or attached and not yet detached (approximate while attaches and detaches are in flight).</summary>
     public int Count => Volatile.Read(ref _count);
 
     /// <summary>Configured number of shared client loops: <see cref="ClientLoopsEnvironmentVariable"/> or the processor count.</summary>
@@ -70,34 +75,32 @@ internal sealed class UdpDriverLoop
     /// </summary>
     public static UdpDriverLoop? ForClient()
     {
-        UdpDriverLoop[]? loops = Volatile.Read(ref s_clientLoops);
-        if (loops is null)
+        lock (s_gate)
         {
-            lock (s_gate)
+            UdpDriverLoop?[] loops = s_clientLoops ??= new UdpDriverLoop[ClientLoopCount];
+            if (loops.Length == 0) return null;
+            UdpDriverLoop? best = null;
+            for (int i = 0; i < loops.Length; i++)
             {
-                loops = s_clientLoops;
-                if (loops is null)
-                {
-                    int count = ClientLoopCount;
-                    loops = new UdpDriverLoop[count];
-                    for (int i = 0; i < count; i++) loops[i] = new UdpDriverLoop($"QuicManaged client loop {i}");
-                    Volatile.Write(ref s_clientLoops, loops);
-                }
+                // A loop that ended for lack of drivers is replaced by a new one when needed again.
+                UdpDriverLoop loop = loops[i] is { _exited: false } running ? running : loops[i] = new UdpDriverLoop($"QuicManaged client loop {i}");
+                if (best is null || loop.Count < best.Count) best = loop;
             }
+            // Reserved under the lock, so the loop cannot decide to exit before the driver attaches.
+            best!.Reserve();
+            return best;
         }
-        if (loops.Length == 0) return null;
-        UdpDriverLoop best = loops[0];
-        for (int i = 1; i < loops.Length; i++)
-        {
-            if (loops[i].Count < best.Count) best = loops[i];
-        }
-        return best;
     }
+
+    /// <summary>Counts a driver that will attach (under the pool's lock in <see cref="ForClient"/>).</summary>
+    internal void Reserve() => Interlocked.Increment(ref _count);
+
+    /// <summary>A driver reserved by <see cref="ForClient"/> will never attach (disposed before it started).</summary>
+    public void CancelReservation() => Interlocked.Decrement(ref _count);
 
     /// <summary>Any thread: the driver joins this loop (its first step follows at once).</summary>
     public void Attach(UdpDriver driver)
     {
-        Interlocked.Increment(ref _count);
         _attach.Enqueue(driver);
         Wake();
     }
@@ -120,6 +123,10 @@ internal sealed class UdpDriverLoop
         catch (SocketException)
         {
             // The loop also wakes on its timers; a lost wake-up only adds latency.
+        }
+        catch (ObjectDisposedException)
+        {
+            // The loop ended (no drivers left): nothing to wake.
         }
     }
 
@@ -153,10 +160,35 @@ internal sealed class UdpDriverLoop
                 continue;
             }
             now = MonotonicClock.NowUs;
+            if (_drivers.Count > 0)
+            {
+                _emptySinceUs = now;
+            }
+            else if (now - _emptySinceUs >= (long)IdleExit.TotalMicroseconds && TryExit())
+            {
+                return;
+            }
+            else
+            {
+                deadline = Math.Min(deadline, _emptySinceUs + (long)IdleExit.TotalMicroseconds);
+            }
             int waitUs = deadline == long.MaxValue ? -1 : (int)Math.Clamp(deadline - now, 0, int.MaxValue);
             Wait(waitUs);
             Volatile.Write(ref _sleeping, 0);
         }
+    }
+
+    /// <summary>No driver for <see cref="IdleExit"/>: leave the pool and release the thread and sockets, unless one was just reserved.</summary>
+    private bool TryExit()
+    {
+        lock (s_gate)
+        {
+            if (Volatile.Read(ref _count) != 0 || !_attach.IsEmpty) return false;
+            _exited = true;
+        }
+        _wakeReceiver.Dispose();
+        _wakeSender.Dispose();
+        return true;
     }
 
     private void StepSafely(UdpDriver driver, long now)

@@ -20,6 +20,9 @@ internal enum TransportErrorCode : ulong
     KeyUpdateError = 0x0e,
     AeadLimitReached = 0x0f,
     NoViablePath = 0x10,
+
+    /// <summary>Compatible version negotiation failed its downgrade checks. RFC 9368 §10.2.</summary>
+    VersionNegotiationError = 0x11,
     /// <summary>CRYPTO_ERROR base: the TLS alert is added to it (0x100 + alert). RFC 9001 §4.8.</summary>
     CryptoError = 0x100,
 }

@@ -20,6 +20,9 @@ internal enum TransportParameterId : ulong
     ActiveConnectionIdLimit = 0x0e,
     InitialSourceConnectionId = 0x0f,
     RetrySourceConnectionId = 0x10,
+
+    /// <summary>version_information: Chosen Version then Available Versions, 32 bits each. RFC 9368 §3.</summary>
+    VersionInformation = 0x11,
     MaxDatagramFrameSize = 0x20,
     GreaseQuicBit = 0x2ab2,
 }

@@ -63,6 +63,15 @@ internal sealed class TransportParameters
     /// <summary>The sender accepts packets with a cleared Fixed Bit. RFC 9287 §3.</summary>
     public bool GreaseQuicBit { get; set; }
 
+    /// <summary>
+    /// version_information (RFC 9368 §3): the version the sender chose (that of the packets carrying this parameter
+    /// for a server, of its first Initial for a client) and the versions it supports. Null when absent.
+    /// </summary>
+    public uint ChosenVersion { get; set; }
+
+    /// <summary>The Available Versions of version_information; null when the parameter is absent.</summary>
+    public uint[]? AvailableVersions { get; set; }
+
     /// <summary>Size of <see cref="TryEncode"/>'s output, or -1 when a value cannot be encoded.</summary>
     public int GetEncodedLength()
     {
@@ -147,6 +156,7 @@ internal sealed class TransportParameters
         <= TransportParameterId.RetrySourceConnectionId => (int)id,
         TransportParameterId.MaxDatagramFrameSize => 17,
         TransportParameterId.GreaseQuicBit => 18,
+        TransportParameterId.VersionInformation => 19,
         _ => -1,
     };
 
@@ -185,6 +195,8 @@ internal sealed class TransportParameters
             case TransportParameterId.GreaseQuicBit:
                 GreaseQuicBit = true;
                 return value.IsEmpty ? null : "grease_quic_bit must be empty";
+            case TransportParameterId.VersionInformation:
+                return DecodeVersionInformation(value);
             case TransportParameterId.PreferredAddress:
                 if (!PreferredAddress.TryDecode(value, out PreferredAddress? address))
                 {
@@ -254,7 +266,7 @@ internal sealed class TransportParameters
         int length = 0;
         bool ok = true;
 
-        void Bytes(ref QuicWriter w, TransportParameterId id, ReadOnlySpan<byte> value)
+        void Bytes(ref QuicWriter w, TransportParameterId id, scoped ReadOnlySpan<byte> value)
         {
             int size = VariableLengthInteger.GetEncodedLength((ulong)id) + VariableLengthInteger.GetEncodedLength((ulong)value.Length) + value.Length;
             length += size;
@@ -335,6 +347,47 @@ internal sealed class TransportParameters
             Bytes(ref writer, TransportParameterId.GreaseQuicBit, default);
         }
 
+        if (AvailableVersions is { } available)
+        {
+            Span<byte> versions = stackalloc byte[4 * (1 + Math.Min(available.Length, 64))];
+            System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(versions, ChosenVersion);
+            for (int i = 0; i < available.Length && i < 64; i++)
+            {
+                System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(versions.Slice(4 + 4 * i), available[i]);
+            }
+
+            ok &= ChosenVersion != 0 && available.Length <= 64;
+            Bytes(ref writer, TransportParameterId.VersionInformation, versions);
+        }
+
         return ok ? length : -1;
+    }
+
+    /// <summary>RFC 9368 §3: a non-zero Chosen Version, then zero or more non-zero Available Versions, 4 bytes each.</summary>
+    private string? DecodeVersionInformation(ReadOnlySpan<byte> value)
+    {
+        if (value.Length < 4 || value.Length % 4 != 0)
+        {
+            return "version_information length is not a positive multiple of 4";
+        }
+
+        ChosenVersion = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(value);
+        if (ChosenVersion == 0)
+        {
+            return "version_information Chosen Version is 0";
+        }
+
+        var available = new uint[(value.Length / 4) - 1];
+        for (int i = 0; i < available.Length; i++)
+        {
+            available[i] = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(value.Slice(4 + (4 * i)));
+            if (available[i] == 0)
+            {
+                return "version_information Available Versions contains 0";
+            }
+        }
+
+        AvailableVersions = available;
+        return null;
     }
 }

@@ -134,6 +134,62 @@ public class ConnectionEarlyDataTests
         Assert.False(client.CanSendEarlyData);
     }
 
+    /// <summary>
+    /// 0-RTT in QUIC v2 (RFC 9369: v2 labels for the 0-RTT keys, v2 packet types), and 0-RTT sent in v1 by a client a
+    /// server then moves to v2 (RFC 9368): the v1 0-RTT packets are unreadable in v2, so the client sends their data again
+    /// in 1-RTT and the request still arrives whole.
+    /// </summary>
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void ZeroRttInVersion2(bool upgradedFromVersion1)
+    {
+        var setup = new Setup();
+        uint[] both = { QuicVersion.V1, QuicVersion.V2 };
+        using var pair = new QuicPair(seed: 64, configure: p =>
+        {
+            Configure(p, setup);
+            p.ServerPreferredVersions = upgradedFromVersion1 ? new[] { QuicVersion.V2, QuicVersion.V1 } : null;
+            p.ClientOptions = new ConnectionOptions
+            {
+                Random = new SeededRandomSource(64 * 2 + 1),
+                Name = "client",
+                MaxDatagramSize = 1452,
+                Streams = QuicPair.DefaultStreams,
+                Version = upgradedFromVersion1 ? QuicVersion.V1 : QuicVersion.V2,
+                AvailableVersions = upgradedFromVersion1 ? both : null,
+            };
+        });
+        setup.Ticket = FirstConnection(pair);
+        Assert.Equal(QuicVersion.V2, pair.ClientConnection!.Version);
+        ConnectionOptions early = EarlyOptions(pair, setup.Ticket);
+        pair.ClientOptions = new ConnectionOptions
+        {
+            Random = early.Random,
+            Name = early.Name,
+            MaxDatagramSize = early.MaxDatagramSize,
+            Streams = early.Streams,
+            EarlyDataTransportParameters = early.EarlyDataTransportParameters,
+            Version = upgradedFromVersion1 ? QuicVersion.V1 : QuicVersion.V2,
+            AvailableVersions = upgradedFromVersion1 ? both : null,
+        };
+
+        Connection client = pair.ConnectAgain();
+        Assert.True(client.CanSendEarlyData);
+        Assert.True(client.TryOpenStream(unidirectional: false, out long id));
+        byte[] request = Payload(3000);
+        Assert.Equal(request.Length, client.WriteStream(id, request, fin: true));
+        byte[]? atServer = ReadWhole(pair, () => pair.ServerConnection, 5_000_000);
+        Assert.Equal(request, atServer);
+        pair.RunUntil(() => client.IsHandshakeComplete, 2_000_000);
+        Assert.Equal(QuicVersion.V2, client.Version);
+        Assert.Equal(QuicVersion.V2, pair.ServerConnection!.Version);
+        Assert.True(client.Handshake.IsResumed);
+        Assert.True(client.Statistics.ZeroRttPacketsSent > 0);
+        if (upgradedFromVersion1) Assert.Equal(0, pair.ServerConnection.Statistics.ZeroRttPacketsReceived);
+        else Assert.True(pair.ServerConnection.Statistics.ZeroRttPacketsReceived > 0);
+    }
+
     [Fact]
     public void ZeroRttDataArrivesBeforeTheServerHandshakeCompletes()
     {

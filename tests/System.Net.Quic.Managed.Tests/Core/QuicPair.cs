@@ -64,6 +64,9 @@ internal sealed class QuicPair : IDisposable
 
     /// <summary>The QUIC versions the server endpoint speaks (Version Negotiation lists them).</summary>
     public uint[] ServerSupportedVersions { get; set; } = { System.Net.Quic.Managed.Wire.QuicVersion.V1, System.Net.Quic.Managed.Wire.QuicVersion.V2 };
+
+    /// <summary>The server's preference for compatible version negotiation (RFC 9368); null: answer in the client's version.</summary>
+    public uint[]? ServerPreferredVersions { get; set; }
     public Func<ICryptoHandshake> ServerHandshakeFactory { get; set; } = () => new FakeCryptoHandshake(isServer: true);
     public Func<ICryptoHandshake> ClientHandshakeFactory { get; set; } = () => new FakeCryptoHandshake(isServer: false);
     public Endpoint ServerEndpoint { get; private set; }
@@ -81,7 +84,7 @@ internal sealed class QuicPair : IDisposable
         => new(new EndpointOptions
         {
             IsServer = true, Random = new SeededRandomSource(Seed * 2 + 3), RequireRetry = RequireRetry, StatelessResetKey = ServerResetKey,
-            SupportedVersions = ServerSupportedVersions, AddressValidationTokenKey = ServerTokenKey,
+            SupportedVersions = ServerSupportedVersions, PreferredVersions = ServerPreferredVersions, AddressValidationTokenKey = ServerTokenKey,
             ConnectionIdGenerator = ServerConnectionIdGenerator, ConnectionIdLength = ServerConnectionIdGenerator?.Length ?? 8,
         }, new ServerFactory(this));
 

@@ -54,8 +54,8 @@ public class InteropRunnerTests
     }
 
     [Theory]
-    [InlineData("client", "v2")]
-    [InlineData("server", "v2")]
+    [InlineData("client", "connectionmigration")]
+    [InlineData("server", "connectionmigration")]
     [InlineData("client", "no-such-case")]
     public async Task UnsupportedTestCase_Exits127(string role, string testCase)
     {

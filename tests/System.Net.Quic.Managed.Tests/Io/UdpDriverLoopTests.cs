@@ -58,4 +58,17 @@ public class UdpDriverLoopTests
             Assert.True(SpinWait.SpinUntil(() => host.IsReleased && !host.Driver.IsRunning, TimeSpan.FromSeconds(10)), "a disposed client connection did not leave its loop");
         }
     }
+
+    [Fact]
+    public void AReservationThatNeverAttachesIsGivenBack()
+    {
+        var loop = new UdpDriverLoop("test loop");
+        loop.Reserve();
+        int reserved = loop.Count;
+        using var socket = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp);
+        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        var driver = new UdpDriver(socket, new System.Net.Quic.Managed.Core.Endpoint(new System.Net.Quic.Managed.Core.EndpointOptions { IsServer = false }), loop: loop);
+        driver.Dispose(); // never started: the loop's count drops back, so an idle loop can still end
+        Assert.Equal(reserved - 1, loop.Count);
+    }
 }

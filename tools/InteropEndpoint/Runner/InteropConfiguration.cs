@@ -17,8 +17,9 @@ internal sealed class InteropConfiguration
     public string? QlogDirectory { get; init; }
 
     /// <summary>
-    /// ALPN override (variable ALPN: "h3" or "hq-interop"). The runner uses hq-interop for every case but http3; peers
-    /// that speak only HTTP/3 (ngtcp2's and quic-go's example tools) need h3 for all of them.
+    /// ALPN override (variable ALPN: "h3", "hq-interop" or "siduck"). The runner uses hq-interop for every case but http3; peers
+    /// that speak only HTTP/3 (ngtcp2's and quic-go's example tools) need h3 for all of them; "siduck" (server) answers
+    /// DATAGRAM quacks (RFC 9221), as msquic's quicinterop datagram test expects.
     /// </summary>
     public string? Alpn { get; init; }
     public string Host { get; init; } = "::";
@@ -72,9 +73,9 @@ internal sealed class InteropConfiguration
         }
 
         string? alpn = variable("ALPN");
-        if (!string.IsNullOrEmpty(alpn) && alpn is not (InteropTestCase.AlpnH3 or InteropTestCase.AlpnHq))
+        if (!string.IsNullOrEmpty(alpn) && alpn is not (InteropTestCase.AlpnH3 or InteropTestCase.AlpnHq or InteropTestCase.AlpnSiduck))
         {
-            error = $"ALPN must be '{InteropTestCase.AlpnH3}' or '{InteropTestCase.AlpnHq}'";
+            error = $"ALPN must be '{InteropTestCase.AlpnH3}', '{InteropTestCase.AlpnHq}' or '{InteropTestCase.AlpnSiduck}'";
             return null;
         }
 

@@ -131,6 +131,8 @@ internal static class InteropEndpointRunner
             SessionTicketStore = resumes ? s_tickets : null,
             // zerortt: with a ticket, ConnectAsync returns at once and the requests below leave as 0-RTT.
             EnableEarlyData = testCase.Name == "zerortt",
+            // The runner's v2 case: the first Initial is v1, version_information offers v2 (compatible negotiation, RFC 9368).
+            ProtocolVersions = testCase.Name == "v2" ? [QuicProtocolVersion.Version1, QuicProtocolVersion.Version2] : null,
         };
         QuicConnection connection = await QuicConnection.ConnectAsync(options, cancellationToken).ConfigureAwait(false);
         await using QuicMultiplexedConnection multiplexed = new(connection);
@@ -243,6 +245,8 @@ internal static class InteropEndpointRunner
                     ListenEndPoint = new IPEndPoint(address, config.Port),
                     // The runner's retry case: every new client must come back with a Retry token (RFC 9000 §8.1.2).
                     RequireRetry = testCase.Name == "retry",
+                    // The runner's v2 case: v1 clients that offer v2 are answered in v2 (compatible negotiation, RFC 9368).
+                    ProtocolVersions = testCase.Name == "v2" ? [QuicProtocolVersion.Version2, QuicProtocolVersion.Version1] : null,
                     ApplicationProtocols = [new SslApplicationProtocol(alpn)],
                     ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(new QuicServerConnectionOptions
                     {
@@ -252,6 +256,8 @@ internal static class InteropEndpointRunner
                         MaxInboundUnidirectionalStreams = 8,
                         // Session tickets are always sent (resumption); 0-RTT is accepted for the zerortt case only.
                         EnableEarlyData = testCase.Name == "zerortt",
+                        // siduck: DATAGRAM frames (RFC 9221) are accepted and answered.
+                        MaxDatagramFrameSize = alpn == InteropTestCase.AlpnSiduck ? 65535 : 0,
                         ServerAuthenticationOptions = new SslServerAuthenticationOptions
                         {
                             ApplicationProtocols = [new SslApplicationProtocol(alpn)],
@@ -264,7 +270,18 @@ internal static class InteropEndpointRunner
                 // The server runs until the runner stops it (SIGTERM -> cancellation).
                 while (!cancellationToken.IsCancellationRequested)
                 {
-                    QuicConnection connection = await listener.AcceptConnectionAsync(cancellationToken).ConfigureAwait(false);
+                    QuicConnection connection;
+                    try
+                    {
+                        connection = await listener.AcceptConnectionAsync(cancellationToken).ConfigureAwait(false);
+                    }
+                    catch (Exception e) when (e is QuicException or System.Security.Authentication.AuthenticationException or ArgumentException)
+                    {
+                        // One client's failed handshake (as System.Net.Quic, AcceptConnectionAsync reports it) does not stop the server.
+                        log.WriteLine($"handshake failed: {e.GetType().Name}: {e.Message}");
+                        continue;
+                    }
+
                     _ = ServeConnectionAsync(connection, alpn, root, log, cancellationToken);
                 }
 
@@ -284,6 +301,12 @@ internal static class InteropEndpointRunner
 
     private static async Task ServeConnectionAsync(QuicConnection connection, string alpn, FileRoot root, TextWriter log, CancellationToken cancellationToken)
     {
+        if (alpn == InteropTestCase.AlpnSiduck)
+        {
+            await ServeSiduckAsync(connection, log, cancellationToken).ConfigureAwait(false);
+            return;
+        }
+
         await using QuicMultiplexedConnection multiplexed = new(connection);
         try
         {
@@ -299,6 +322,30 @@ internal static class InteropEndpointRunner
         catch (Exception e) when (e is IOException or OperationCanceledException or Http3ProtocolException)
         {
             log.WriteLine($"connection ended: {e.GetType().Name}: {e.Message}");
+        }
+    }
+
+    /// <summary>siduck: every DATAGRAM payload comes back with "-ack" appended ("quack" becomes "quack-ack").</summary>
+    private static async Task ServeSiduckAsync(QuicConnection connection, TextWriter log, CancellationToken cancellationToken)
+    {
+        await using (connection)
+        {
+            try
+            {
+                while (true)
+                {
+                    ReadOnlyMemory<byte> quack = await connection.ReceiveDatagramAsync(cancellationToken).ConfigureAwait(false);
+                    byte[] reply = new byte[quack.Length + 4];
+                    quack.CopyTo(reply);
+                    "-ack"u8.CopyTo(reply.AsSpan(quack.Length));
+                    QuicDatagramSendResult result = await connection.SendDatagramAsync(reply, cancellationToken).ConfigureAwait(false);
+                    log.WriteLine($"siduck: {System.Text.Encoding.ASCII.GetString(quack.Span)} -> {System.Text.Encoding.ASCII.GetString(reply)} ({result})");
+                }
+            }
+            catch (Exception e) when (e is QuicException or OperationCanceledException)
+            {
+                log.WriteLine($"connection ended: {e.GetType().Name}: {e.Message}");
+            }
         }
     }
 }

@@ -9,6 +9,9 @@ internal sealed record InteropTestCase(string Name, string Alpn, bool ClientSupp
     public const string AlpnH3 = "h3";
     public const string AlpnHq = "hq-interop";
 
+    /// <summary>siduck (draft-pardue-quic-siduck): DATAGRAM "quack" answered with "quack-ack"; msquic's quicinterop datagram test.</summary>
+    public const string AlpnSiduck = "siduck";
+
     // The runner uses h3 for "http3" and hq-interop for everything else.
     // ClientSupported/ServerSupported = false marks cases that need transport features with no public API yet.
     private static readonly InteropTestCase[] s_cases =
@@ -24,7 +27,7 @@ internal sealed record InteropTestCase(string Name, string Alpn, bool ClientSupp
         new("resumption", AlpnHq, true, true, "client: first URL on one connection, the rest on a second one resuming with its session ticket (QuicSessionTicketStore)"),
         new("zerortt", AlpnHq, true, true, "client: the second connection sends its requests as 0-RTT (EnableEarlyData); server: accepts 0-RTT"),
         new("keyupdate", AlpnHq, true, true, "client: QuicConnection.UpdateKeysAsync once, as soon as RFC 9001 §6 allows, while downloading; server: answering is the transport's"),
-        new("v2", AlpnHq, false, false, "needs QUIC v2 selection and compatible version negotiation: no API yet"),
+        new("v2", AlpnHq, true, true, "client: first Initial in v1 offering v2 (ProtocolVersions); server: answers such clients in v2 (compatible version negotiation, RFC 9368)"),
         new("connectionmigration", AlpnHq, false, false, "needs active migration / preferred_address: not in the transport yet"),
         new("rebind", AlpnHq, true, true, "NAT rebinding is passive; handled (or not) by the transport"),
         new("rebind-port", AlpnHq, true, true, "as rebind"),
