@@ -288,65 +288,9 @@ internal sealed class Http3Session
         }
     }
 
+    /// <summary>The library's QPACK encoder/decoder stream check (capacity 0): see <see cref="QpackInstructions.Consume"/>.</summary>
     internal static int ConsumeQpackInstructions(ReadOnlySpan<byte> input, bool encoderStream, out Http3ErrorCode error)
-    {
-        error = Http3ErrorCode.NoError;
-        int offset = 0;
-        while (offset < input.Length)
-        {
-            byte first = input[offset];
-            Qpack.PrefixedIntegerStatus status;
-            ulong value;
-            int consumed;
-            if (encoderStream)
-            {
-                // RFC 9204 §4.3.1: Set Dynamic Table Capacity 001xxxxx; only 0 fits our advertised capacity 0.
-                if ((first & 0xE0) != 0x20)
-                {
-                    error = Http3ErrorCode.QpackEncoderStreamError;
-                    return offset;
-                }
-
-                status = Qpack.PrefixedInteger.TryDecode(input.Slice(offset), 5, out value, out consumed);
-                if (status == Qpack.PrefixedIntegerStatus.Done && value != 0)
-                {
-                    error = Http3ErrorCode.QpackEncoderStreamError;
-                    return offset;
-                }
-            }
-            else
-            {
-                // RFC 9204 §4.4.2: Stream Cancellation 01xxxxxx is the only instruction valid without dynamic references.
-                if ((first & 0xC0) != 0x40)
-                {
-                    error = Http3ErrorCode.QpackDecoderStreamError;
-                    return offset;
-                }
-
-                status = Qpack.PrefixedInteger.TryDecode(input.Slice(offset), 6, out _, out consumed);
-            }
-
-            if (status == Qpack.PrefixedIntegerStatus.Incomplete)
-            {
-                if (input.Length - offset >= 16)
-                {
-                    error = encoderStream ? Http3ErrorCode.QpackEncoderStreamError : Http3ErrorCode.QpackDecoderStreamError;
-                }
-
-                return offset;
-            }
-
-            if (status == Qpack.PrefixedIntegerStatus.Overflow)
-            {
-                error = encoderStream ? Http3ErrorCode.QpackEncoderStreamError : Http3ErrorCode.QpackDecoderStreamError;
-                return offset;
-            }
-
-            offset += consumed;
-        }
-
-        return offset;
-    }
+        => QpackInstructions.Consume(input, encoderStream, out error);
 
     /// <summary>Records the first connection error and closes the connection with its code (RFC 9114 §8).</summary>
     public async Task FailAsync(Http3ProtocolException error)

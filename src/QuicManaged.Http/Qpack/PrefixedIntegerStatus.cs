@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Qpack;
+namespace QuicManaged.Http.Qpack;
 
 internal enum PrefixedIntegerStatus
 {

@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Qpack;
+namespace QuicManaged.Http.Qpack;
 
 /// <summary>The QPACK static table, RFC 9204 Appendix A (99 entries, zero-based).</summary>
 internal static class QpackStaticTable

@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Qpack;
+namespace QuicManaged.Http.Qpack;
 
 /// <summary>
 /// The HPACK Huffman code (RFC 7541 §5.2, Appendix B), used unchanged by QPACK (RFC 9204 §4.1.2).

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Text;
 
-namespace QuicManaged.Interop.Qpack;
+namespace QuicManaged.Http.Qpack;
 
 /// <summary>
 /// QPACK field-section encoder that never uses the dynamic table (RFC 9204 §4.5): static indexed lines,

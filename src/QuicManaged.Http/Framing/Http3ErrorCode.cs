@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>HTTP/3 error codes (RFC 9114 §8.1) and QPACK error codes (RFC 9204 §6).</summary>
 internal enum Http3ErrorCode : long

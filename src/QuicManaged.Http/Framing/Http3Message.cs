@@ -1,6 +1,6 @@
-using QuicManaged.Interop.Qpack;
+using QuicManaged.Http.Qpack;
 
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>Field-section checks from RFC 9114 §4.2 and §4.3 that make a message malformed (H3_MESSAGE_ERROR).</summary>
 internal static class Http3Message

@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>SETTINGS identifiers, RFC 9114 §7.2.4.1 and RFC 9204 §5.</summary>
 internal static class Http3SettingId

@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>
 /// Reads HTTP/3 frames from one stream (RFC 9114 §7.1). Frame payloads are either streamed in chunks (DATA)

@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>The SETTINGS this endpoint sends and the ones it understands from the peer (RFC 9114 §7.2.4, RFC 9204 §5).</summary>
 internal sealed class Http3Settings

@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>Unidirectional stream types, RFC 9114 §6.2 and RFC 9204 §4.2.</summary>
 internal static class Http3StreamType

@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>Span-level frame encoding and decoding (RFC 9114 §7). Decoders return error values, never throw.</summary>
 internal static class Http3FrameCodec

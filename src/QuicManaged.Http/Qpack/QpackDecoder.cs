@@ -1,8 +1,8 @@
 using System.Buffers;
 using System.Text;
-using QuicManaged.Interop.Http3;
+using QuicManaged.Http.Framing;
 
-namespace QuicManaged.Interop.Qpack;
+namespace QuicManaged.Http.Qpack;
 
 /// <summary>
 /// QPACK field-section decoder for a decoder whose dynamic table capacity is 0 (RFC 9204 §3.2.3, §4.5):

@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>A frame's type and payload length (RFC 9114 §7.1).</summary>
 internal readonly record struct Http3FrameHeader(long Type, long Length);

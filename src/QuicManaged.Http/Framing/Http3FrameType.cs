@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>HTTP/3 frame types, RFC 9114 §7.2 and §11.2.1.</summary>
 internal static class Http3FrameType

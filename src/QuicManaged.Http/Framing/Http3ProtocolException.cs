@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>An HTTP/3 or QPACK protocol violation, carrying the error code to close the stream or connection with.</summary>
 internal sealed class Http3ProtocolException : Exception

@@ -1,6 +1,6 @@
 using System.Buffers.Binary;
 
-namespace QuicManaged.Interop.Http3;
+namespace QuicManaged.Http.Framing;
 
 /// <summary>QUIC variable-length integers (RFC 9000 §16), used for every HTTP/3 frame field (RFC 9114 §1.2).</summary>
 internal static class VariableLengthInteger

@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Qpack;
+namespace QuicManaged.Http.Qpack;
 
 /// <summary>One field line: lowercase name and value, as ASCII/Latin-1 text.</summary>
 internal readonly record struct HeaderField(string Name, string Value)

@@ -1,4 +1,4 @@
-namespace QuicManaged.Interop.Qpack;
+namespace QuicManaged.Http.Qpack;
 
 /// <summary>Prefixed integers, RFC 7541 §5.1 (used by QPACK, RFC 9204 §4.1.1).</summary>
 internal static class PrefixedInteger
