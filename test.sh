@@ -26,7 +26,15 @@ dotnet test tests/System.Net.Quic.Managed.Tests -c Release --no-build --nologo \
   --logger "trx;LogFileName=unit.trx" --results-directory "$results" \
   --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=1500000
 unit_rc=$?
-# HTTP/3 packages (QuicManaged.AspNetCore, QuicManaged.Http) against Kestrel, Chromium, Caddy, ngtcp2, quic-go.
+# HTTP/3 packages (QuicManaged.AspNetCore, QuicManaged.Http) against Kestrel, Chromium, Caddy, ngtcp2, quic-go. The
+# ngtcp2 and quic-go servers come from the interop peers script (idempotent; the interop cases below use it too).
+for candidate in "${QUIC_PEERS_SCRIPT:-}" "$root/../shared/interop/peers.sh" /work/shared/interop/peers.sh; do
+  [ -n "$candidate" ] && [ -f "$candidate" ] || continue
+  while IFS='=' read -r name path; do
+    case "$name" in GTLSSERVER|QGO_SERVER) [ -n "$path" ] && export "$name=$path" ;; esac
+  done < <(bash "$candidate" "${QUIC_PEERS_DIR:-$HOME/.cache/quic-peers}" 2>/dev/null)
+  break
+done
 dotnet test tests/QuicManaged.Http.Tests -c Release --no-build --nologo \
   --logger "trx;LogFileName=http.trx" --results-directory "$results" \
   --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=900000

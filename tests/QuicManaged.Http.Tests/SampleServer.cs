@@ -25,7 +25,23 @@ internal sealed class SampleServer : IAsyncDisposable
 
     public X509Certificate2 Certificate { get; }
 
-    public Uri BaseUri => new($"https://127.0.0.1:{Port}");
+    public bool Tls { get; private init; } = true;
+
+    public Uri BaseUri => new($"{(Tls ? "https" : "http")}://127.0.0.1:{Port}");
+
+    /// <summary>The sample app over plain HTTP/1.1 (a backend for a proxy under test).</summary>
+    public static async Task<SampleServer> StartPlainHttpAsync()
+    {
+        int port = FreePort();
+        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
+        builder.Logging.ClearProviders();
+        builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, port, listen => listen.Protocols = HttpProtocols.Http1));
+        WebApplication app = builder.Build();
+        SampleApp.Map(app);
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        await app.StartAsync(timeout.Token);
+        return new SampleServer(app, port, SampleApp.CreateSelfSignedCertificate()) { Tls = false };
+    }
 
     public static async Task<SampleServer> StartAsync(HttpProtocols protocols = HttpProtocols.Http1AndHttp2AndHttp3, Action<WebApplication>? map = null)
     {
