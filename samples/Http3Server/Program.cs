@@ -1,6 +1,7 @@
 // An ASP.NET Core minimal API served over HTTP/3 by QuicManaged (no libmsquic): `dotnet run -- [port]`.
 // Prints "listening on https://127.0.0.1:PORT" and the certificate's SPKI hash (for Chromium's --ignore-certificate-errors-spki-list).
 using System.Net;
+using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using QuicManaged.Samples;
 
