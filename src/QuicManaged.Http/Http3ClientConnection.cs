@@ -16,19 +16,13 @@ namespace QuicManaged.Http;
 /// </summary>
 internal sealed class Http3ClientConnection
 {
-    private const int MaxSettingsPayload = 4096;
-    private const int MaxSingleIntegerPayload = 8;
-
     private readonly QuicManagedHttpHandler _handler;
     private readonly string _host;
     private readonly int _port;
     private readonly ConcurrentDictionary<long, RequestState> _awaitingHeaders = new();
     private readonly List<QuicStream> _localStreams = new();
     private QuicConnection? _quic;
-    private long _goawayId = -1;
-    private int _peerControlSeen;
-    private int _peerEncoderSeen;
-    private int _peerDecoderSeen;
+    private readonly Http3PeerStreams _peerStreams;
     private int _active;
     private volatile bool _draining;
     private volatile Exception? _failure;
@@ -40,6 +34,7 @@ internal sealed class Http3ClientConnection
         Key = key;
         _host = host;
         _port = port;
+        _peerStreams = new Http3PeerStreams(isServer: false, static _ => { }, OnGoaway);
         Connected = ConnectAsync();
     }
 
@@ -172,29 +167,11 @@ internal sealed class Http3ClientConnection
         try
         {
             var reader = new Http3FrameReader(stream, 4096);
-            switch (await reader.ReadStreamTypeAsync(CancellationToken.None).ConfigureAwait(false))
+            if (await reader.ReadStreamTypeAsync(CancellationToken.None).ConfigureAwait(false) is long type
+                && !await _peerStreams.ReadAsync(reader, type, CancellationToken.None).ConfigureAwait(false))
             {
-                case null:
-                    break;
-                case Http3StreamType.Control:
-                    EnsureFirst(ref _peerControlSeen, "control");
-                    await ReadControlStreamAsync(reader).ConfigureAwait(false);
-                    break;
-                case Http3StreamType.QpackEncoder:
-                    EnsureFirst(ref _peerEncoderSeen, "QPACK encoder");
-                    await ReadQpackStreamAsync(reader, encoderStream: true).ConfigureAwait(false);
-                    break;
-                case Http3StreamType.QpackDecoder:
-                    EnsureFirst(ref _peerDecoderSeen, "QPACK decoder");
-                    await ReadQpackStreamAsync(reader, encoderStream: false).ConfigureAwait(false);
-                    break;
-                case Http3StreamType.Push:
-                    // RFC 9114 §4.6: we never sent MAX_PUSH_ID, so every push id is above the maximum.
-                    throw new Http3ProtocolException(Http3ErrorCode.IdError, "push stream without MAX_PUSH_ID");
-                default:
-                    // RFC 9114 §6.2: unknown (and grease) stream types are ignored.
-                    stream.Abort(QuicAbortDirection.Read, (long)Http3ErrorCode.StreamCreationError);
-                    break;
+                // RFC 9114 §6.2: unknown (and grease) stream types are ignored.
+                stream.Abort(QuicAbortDirection.Read, (long)Http3ErrorCode.StreamCreationError);
             }
         }
         catch (Http3ProtocolException ex)
@@ -211,114 +188,9 @@ internal sealed class Http3ClientConnection
         }
     }
 
-    private static void EnsureFirst(ref int seen, string what)
-    {
-        if (Interlocked.Exchange(ref seen, 1) != 0)
-        {
-            throw new Http3ProtocolException(Http3ErrorCode.StreamCreationError, $"second {what} stream");
-        }
-    }
-
-    private async Task ReadControlStreamAsync(Http3FrameReader reader)
-    {
-        bool first = true;
-        while (true)
-        {
-            Http3FrameHeader header = await reader.ReadFrameHeaderAsync(CancellationToken.None).ConfigureAwait(false)
-                ?? throw new Http3ProtocolException(Http3ErrorCode.ClosedCriticalStream, "the server closed its control stream");
-            if (first && header.Type != Http3FrameType.Settings)
-            {
-                throw new Http3ProtocolException(Http3ErrorCode.MissingSettings, "the first control frame is not SETTINGS");
-            }
-
-            switch (header.Type)
-            {
-                case Http3FrameType.Settings:
-                    if (!first)
-                    {
-                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "second SETTINGS frame");
-                    }
-
-                    byte[] payload = await reader.ReadWholePayloadAsync(MaxSettingsPayload, Http3ErrorCode.ExcessiveLoad, CancellationToken.None).ConfigureAwait(false);
-                    Http3ErrorCode error = Http3Settings.TryParse(payload, out _);
-                    if (error != Http3ErrorCode.NoError)
-                    {
-                        throw new Http3ProtocolException(error, "malformed SETTINGS");
-                    }
-
-                    break;
-                case Http3FrameType.Goaway:
-                    OnGoaway(await ReadSingleIntegerAsync(reader).ConfigureAwait(false));
-                    break;
-                case Http3FrameType.CancelPush:
-                    await ReadSingleIntegerAsync(reader).ConfigureAwait(false);
-                    break;
-                case Http3FrameType.MaxPushId:
-                    throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "MAX_PUSH_ID from a server");
-                case Http3FrameType.Data:
-                case Http3FrameType.Headers:
-                case Http3FrameType.PushPromise:
-                    throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"frame type 0x{header.Type:x} on the control stream");
-                default:
-                    if (Http3FrameType.IsReservedHttp2Type(header.Type))
-                    {
-                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"reserved HTTP/2 frame type 0x{header.Type:x}");
-                    }
-
-                    await reader.SkipPayloadAsync(CancellationToken.None).ConfigureAwait(false);
-                    break;
-            }
-
-            first = false;
-        }
-    }
-
-    private static async Task<long> ReadSingleIntegerAsync(Http3FrameReader reader)
-    {
-        byte[] payload = await reader.ReadWholePayloadAsync(MaxSingleIntegerPayload, Http3ErrorCode.FrameError, CancellationToken.None).ConfigureAwait(false);
-        Http3ErrorCode error = Http3FrameCodec.TryReadSingleInteger(payload, out long value);
-        return error == Http3ErrorCode.NoError ? value : throw new Http3ProtocolException(error, "frame payload is not exactly one integer");
-    }
-
-    private static async Task ReadQpackStreamAsync(Http3FrameReader reader, bool encoderStream)
-    {
-        byte[] buffer = new byte[256];
-        int buffered = 0;
-        while (true)
-        {
-            int n = await reader.ReadRawAsync(buffer.AsMemory(buffered), CancellationToken.None).ConfigureAwait(false);
-            if (n == 0)
-            {
-                throw new Http3ProtocolException(Http3ErrorCode.ClosedCriticalStream, "the server closed a QPACK stream");
-            }
-
-            buffered += n;
-            int consumed = QpackInstructions.Consume(buffer.AsSpan(0, buffered), encoderStream, out Http3ErrorCode error);
-            if (error != Http3ErrorCode.NoError)
-            {
-                throw new Http3ProtocolException(error, encoderStream ? "QPACK encoder instruction for our 0-capacity table" : "unexpected QPACK decoder instruction");
-            }
-
-            Buffer.BlockCopy(buffer, consumed, buffer, 0, buffered - consumed);
-            buffered -= consumed;
-        }
-    }
-
     /// <summary>RFC 9114 §5.2: requests at or above the id were not processed; they go again on a new connection.</summary>
     private void OnGoaway(long id)
     {
-        if (id % 4 != 0)
-        {
-            throw new Http3ProtocolException(Http3ErrorCode.IdError, "GOAWAY id is not a client-initiated bidirectional stream id");
-        }
-
-        long previous = Interlocked.Read(ref _goawayId);
-        if (previous >= 0 && id > previous)
-        {
-            throw new Http3ProtocolException(Http3ErrorCode.IdError, "GOAWAY id increased");
-        }
-
-        Interlocked.Exchange(ref _goawayId, id);
         _handler.Remove(this);
         foreach ((long streamId, RequestState state) in _awaitingHeaders)
         {
@@ -412,7 +284,7 @@ internal sealed class Http3ClientConnection
         }
 
         var state = new RequestState(stream);
-        long goaway = Interlocked.Read(ref _goawayId);
+        long goaway = _peerStreams.GoawayId;
         if (goaway >= 0 && stream.Id >= goaway)
         {
             stream.Abort(QuicAbortDirection.Both, (long)Http3ErrorCode.RequestCancelled);
