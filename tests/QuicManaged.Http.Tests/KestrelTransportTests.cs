@@ -1,6 +1,8 @@
 using System.Net;
 using System.Net.Quic;
 using System.Security.Cryptography;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
 using QuicManaged.Samples;
 
 namespace QuicManaged.Http.Tests;
@@ -22,8 +24,10 @@ public sealed class KestrelTransportTests
     {
         Skip.IfNot(QuicConnection.IsSupported, "libmsquic is not loadable (set LD_LIBRARY_PATH to a libmsquic build): .NET's HttpClient cannot speak HTTP/3");
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        await using SampleServer server = await SampleServer.StartAsync();
+        // libmsquic loads here, so Kestrel registered its own msquic transport too: UseQuicManaged must have replaced it.
+        await using SampleServer server = await SampleServer.StartAsync(map: app => app.MapGet("/connection", (HttpContext context) => context.Connection.Id));
         using HttpClient client = MsQuicClient();
+        Assert.StartsWith("qm", await client.GetStringAsync(new Uri(server.BaseUri, "/connection"), timeout.Token), StringComparison.Ordinal);
 
         using HttpResponseMessage hello = await client.GetAsync(new Uri(server.BaseUri, "/hello"), timeout.Token);
         Assert.Equal(HttpVersion.Version30, hello.Version);
