@@ -20,7 +20,7 @@ public static class SampleApp
     {
         ArgumentNullException.ThrowIfNull(app);
         app.MapGet("/", () => Results.Content(Page, "text/html; charset=utf-8"));
-        app.MapGet("/hello", (HttpContext context) => $"hello over HTTP/{(context.Request.Protocol == "HTTP/3" ? "3" : context.Request.Protocol)}");
+        app.MapGet("/hello", (HttpContext context) => $"hello over {context.Request.Protocol}");
         app.MapGet("/bytes/{n:int}", async (int n, HttpContext context) =>
         {
             if (n < 0 || n > MaxBytes)

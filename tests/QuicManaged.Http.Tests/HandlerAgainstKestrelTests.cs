@@ -121,6 +121,21 @@ public sealed class HandlerAgainstKestrelTests
     }
 
     [Fact]
+    public async Task AltSvc_OnHttp2_AdvertisesH3OnTheSamePort()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        await using SampleServer server = await SampleServer.StartAsync();
+        using var tcp = new HttpClient(new SocketsHttpHandler { SslOptions = { RemoteCertificateValidationCallback = (_, _, _, _) => true } })
+        {
+            DefaultRequestVersion = HttpVersion.Version20,
+            DefaultVersionPolicy = HttpVersionPolicy.RequestVersionExact,
+        };
+        using HttpResponseMessage response = await tcp.GetAsync(new Uri(server.BaseUri, "/hello"), timeout.Token);
+        Assert.Equal("hello over HTTP/2", await response.Content.ReadAsStringAsync(timeout.Token));
+        Assert.Contains($"h3=\":{server.Port}\"", string.Join(",", response.Headers.GetValues("alt-svc")), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task VersionPolicy_ExactBelow3WithoutFallback_AndHttpScheme_ThrowHttpRequestException()
     {
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
