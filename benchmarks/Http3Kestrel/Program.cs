@@ -47,6 +47,10 @@ if (server == "managed")
 {
     builder.WebHost.UseQuicManaged();
 }
+else
+{
+    builder.WebHost.UseQuic(); // the slim builder registers no QUIC transport by itself
+}
 
 builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, port, listen =>
 {
