@@ -9,7 +9,8 @@ results="$root/artifacts/test-results"
 rm -rf "$results" && mkdir -p "$results"
 
 need_apt=()
-for p in openssl; do dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p"); done
+# chromium, caddy: the HTTP/3 tests (tests/QuicManaged.Http.Tests) run against them and skip, saying so, without them.
+for p in openssl chromium caddy; do dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p"); done
 if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}") >/dev/null 2>&1 \
     || echo "test.sh: could not install ${need_apt[*]}; tests that need them will say so" >&2
@@ -25,6 +26,20 @@ dotnet test tests/System.Net.Quic.Managed.Tests -c Release --no-build --nologo \
   --logger "trx;LogFileName=unit.trx" --results-directory "$results" \
   --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=1500000
 unit_rc=$?
+# HTTP/3 packages (QuicManaged.AspNetCore, QuicManaged.Http) against Kestrel, Chromium, Caddy, ngtcp2, quic-go. The
+# ngtcp2 and quic-go servers come from the interop peers script (idempotent; the interop cases below use it too).
+for candidate in "${QUIC_PEERS_SCRIPT:-}" "$root/../shared/interop/peers.sh" /work/shared/interop/peers.sh; do
+  [ -n "$candidate" ] && [ -f "$candidate" ] || continue
+  while IFS='=' read -r name path; do
+    case "$name" in GTLSSERVER|QGO_SERVER) [ -n "$path" ] && export "$name=$path" ;; esac
+  done < <(bash "$candidate" "${QUIC_PEERS_DIR:-$HOME/.cache/quic-peers}" 2>/dev/null)
+  break
+done
+dotnet test tests/QuicManaged.Http.Tests -c Release --no-build --nologo \
+  --logger "trx;LogFileName=http.trx" --results-directory "$results" \
+  --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=900000
+http_rc=$?
+[ "$unit_rc" -eq 0 ] && unit_rc=$http_rc
 
 passed=0; failed=0; skipped=0
 count() { # sums one attribute of <Counters .../> over all trx files

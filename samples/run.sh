@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs QuicManaged (dotnet pack), builds the echo samples against that package from a local feed, runs them on
 # loopback, and prints one line: "PASS samples echo-from-package" or "FAIL samples echo-from-package: <reason>"; then
-# the same for the DATAGRAM sample: "PASS samples datagram-chat" or "FAIL samples datagram-chat: <reason>".
+# the same for the DATAGRAM sample: "PASS samples datagram-chat" or "FAIL samples datagram-chat: <reason>", and for the
+# HTTP/3 packages (Http3Server + Http3Client): "PASS/FAIL samples http3-from-package".
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -37,3 +38,23 @@ echo "$out" >> "$log"
 echo "$out" | grep -q '^server: presence datagram "client is typing"$' && echo "$out" | grep -q "^client: ack: second line$" && echo "$out" | grep -q "^chat done$" \
   || chat_fail "unexpected DatagramChat output: $(echo "$out" | tr '\n' ' ')"
 echo "PASS samples datagram-chat"
+
+# HTTP/3: QuicManaged.AspNetCore and QuicManaged.Http from the same feed; the minimal API server and HttpClient sample.
+fail3() { echo "FAIL samples http3-from-package: $1"; exit 0; }
+for p in QuicManaged.AspNetCore QuicManaged.Http; do
+  dotnet pack "$root/src/$p" -c Release -o "$feed" -p:Version="$version" -nologo >> "$log" 2>&1 || fail3 "dotnet pack $p failed (artifacts/samples.log)"
+done
+for s in Http3Server Http3Client; do
+  dotnet build "$here/$s" -c Release -p:QuicManagedVersion="$version" --packages "$cache" -nologo >> "$log" 2>&1 || fail3 "$s does not build against the packages (artifacts/samples.log)"
+done
+h3_out="$root/artifacts/samples-http3-server.out"
+h3_port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 18443)
+dotnet "$here/Http3Server/bin/Release/net10.0/Http3Server.dll" "$h3_port" > "$h3_out" 2>&1 &
+h3_server=$!
+trap 'kill $server $h3_server 2>/dev/null' EXIT
+for _ in $(seq 1 100); do grep -q "listening on" "$h3_out" && break; sleep 0.1; done
+grep -q "listening on" "$h3_out" || fail3 "the HTTP/3 server did not start: $(head -c 300 "$h3_out")"
+out=$(timeout 30 dotnet "$here/Http3Client/bin/Release/net10.0/Http3Client.dll" "https://127.0.0.1:$h3_port/hello" 2>&1) || fail3 "client failed: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+echo "$out" >> "$log"
+echo "$out" | grep -q "^hello over HTTP/3$" || fail3 "unexpected client output: $out"
+echo "PASS samples http3-from-package"

@@ -1,3 +1,4 @@
+using QuicManaged.Http.Framing;
 using System.Security.Cryptography;
 using QuicManaged.Interop.HqInterop;
 using QuicManaged.Interop.Http3;

@@ -1,5 +1,6 @@
+using QuicManaged.Http.Framing;
+using QuicManaged.Http.Qpack;
 using QuicManaged.Interop.Http3;
-using QuicManaged.Interop.Qpack;
 
 namespace System.Net.Quic.Managed.Tests.Http3;
 

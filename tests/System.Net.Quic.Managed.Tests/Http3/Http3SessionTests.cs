@@ -1,3 +1,4 @@
+using QuicManaged.Http.Framing;
 using QuicManaged.Interop.Http3;
 using QuicManaged.Interop.Transport;
 

@@ -1,4 +1,4 @@
-using QuicManaged.Interop.Qpack;
+using QuicManaged.Http.Qpack;
 
 namespace System.Net.Quic.Managed.Tests.Http3;
 

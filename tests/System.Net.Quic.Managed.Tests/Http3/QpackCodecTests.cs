@@ -1,5 +1,5 @@
-using QuicManaged.Interop.Http3;
-using QuicManaged.Interop.Qpack;
+using QuicManaged.Http.Framing;
+using QuicManaged.Http.Qpack;
 
 namespace System.Net.Quic.Managed.Tests.Http3;
 

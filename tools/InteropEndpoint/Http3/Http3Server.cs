@@ -1,5 +1,4 @@
 using System.Globalization;
-using QuicManaged.Interop.Qpack;
 using QuicManaged.Interop.Serving;
 using QuicManaged.Interop.Transport;
 

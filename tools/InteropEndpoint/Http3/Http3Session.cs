@@ -8,24 +8,17 @@ namespace QuicManaged.Interop.Http3;
 /// </summary>
 internal sealed class Http3Session
 {
-    // Caps on frames buffered whole. SETTINGS and single-integer frames are tiny by nature.
-    private const int MaxSettingsPayload = 4096;
-    private const int MaxSingleIntegerPayload = 8;
-
     private readonly IMultiplexedConnection _connection;
-    private readonly bool _isServer;
     private readonly TaskCompletionSource<Http3Settings> _peerSettings = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly List<IMultiplexedStream> _localUnidirectionalStreams = new();
-    private int _peerControlStreamSeen;
-    private int _peerEncoderStreamSeen;
-    private int _peerDecoderStreamSeen;
+    private readonly Http3PeerStreams _peerStreams;
     private Http3ProtocolException? _failure;
 
     public Http3Session(IMultiplexedConnection connection, bool isServer, Http3Settings localSettings)
     {
         _connection = connection;
-        _isServer = isServer;
         LocalSettings = localSettings;
+        _peerStreams = new Http3PeerStreams(isServer, settings => _peerSettings.TrySetResult(settings), static _ => { });
     }
 
     public IMultiplexedConnection Connection => _connection;
@@ -35,7 +28,7 @@ internal sealed class Http3Session
     public Task<Http3Settings> PeerSettings => _peerSettings.Task;
 
     /// <summary>The last GOAWAY identifier received, or -1.</summary>
-    public long PeerGoawayId { get; private set; } = -1;
+    public long PeerGoawayId => _peerStreams.GoawayId;
 
     /// <summary>The first connection error this endpoint detected, if any.</summary>
     public Http3ProtocolException? Failure => _failure;
@@ -118,31 +111,10 @@ internal sealed class Http3Session
             {
                 Http3FrameReader reader = new(stream.Stream);
                 long? type = await reader.ReadStreamTypeAsync(cancellationToken).ConfigureAwait(false);
-                switch (type)
+                if (type is long known && !await _peerStreams.ReadAsync(reader, known, cancellationToken).ConfigureAwait(false))
                 {
-                    case null:
-                        return;
-                    case Http3StreamType.Control:
-                        EnsureFirst(ref _peerControlStreamSeen, "control");
-                        await ReadControlStreamAsync(reader, cancellationToken).ConfigureAwait(false);
-                        break;
-                    case Http3StreamType.QpackEncoder:
-                        EnsureFirst(ref _peerEncoderStreamSeen, "QPACK encoder");
-                        await ReadQpackStreamAsync(reader, encoderStream: true, cancellationToken).ConfigureAwait(false);
-                        break;
-                    case Http3StreamType.QpackDecoder:
-                        EnsureFirst(ref _peerDecoderStreamSeen, "QPACK decoder");
-                        await ReadQpackStreamAsync(reader, encoderStream: false, cancellationToken).ConfigureAwait(false);
-                        break;
-                    case Http3StreamType.Push:
-                        // RFC 9114 §4.6: a client never sent MAX_PUSH_ID, so any push is H3_ID_ERROR; a server never accepts push streams.
-                        throw new Http3ProtocolException(
-                            _isServer ? Http3ErrorCode.StreamCreationError : Http3ErrorCode.IdError,
-                            "push stream received but push is not enabled");
-                    default:
-                        // RFC 9114 §6.2: unknown and greased stream types are ignored; stop reading them.
-                        stream.Abort((long)Http3ErrorCode.StreamCreationError);
-                        break;
+                    // RFC 9114 §6.2: unknown and greased stream types are ignored; stop reading them.
+                    stream.Abort((long)Http3ErrorCode.StreamCreationError);
                 }
             }
             catch (Http3ProtocolException e)
@@ -159,194 +131,9 @@ internal sealed class Http3Session
         }
     }
 
-    private static void EnsureFirst(ref int seen, string what)
-    {
-        // RFC 9114 §6.2.1 and RFC 9204 §4.2: a second stream of these types is H3_STREAM_CREATION_ERROR.
-        if (Interlocked.Exchange(ref seen, 1) != 0)
-        {
-            throw new Http3ProtocolException(Http3ErrorCode.StreamCreationError, $"second {what} stream");
-        }
-    }
-
-    private async Task ReadControlStreamAsync(Http3FrameReader reader, CancellationToken cancellationToken)
-    {
-        bool first = true;
-        while (true)
-        {
-            Http3FrameHeader? maybeHeader = await reader.ReadFrameHeaderAsync(cancellationToken).ConfigureAwait(false);
-            if (maybeHeader is not Http3FrameHeader header)
-            {
-                // RFC 9114 §6.2.1: closing the control stream is H3_CLOSED_CRITICAL_STREAM.
-                throw new Http3ProtocolException(Http3ErrorCode.ClosedCriticalStream, "peer closed its control stream");
-            }
-
-            if (first && header.Type != Http3FrameType.Settings)
-            {
-                throw new Http3ProtocolException(Http3ErrorCode.MissingSettings, "first control frame is not SETTINGS");
-            }
-
-            switch (header.Type)
-            {
-                case Http3FrameType.Settings:
-                    if (!first)
-                    {
-                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "second SETTINGS frame");
-                    }
-
-                    byte[] payload = await reader.ReadWholePayloadAsync(MaxSettingsPayload, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
-                    Http3ErrorCode error = Http3Settings.TryParse(payload, out Http3Settings settings);
-                    if (error != Http3ErrorCode.NoError)
-                    {
-                        throw new Http3ProtocolException(error, "malformed SETTINGS frame");
-                    }
-
-                    _peerSettings.TrySetResult(settings);
-                    break;
-                case Http3FrameType.Goaway:
-                    long id = await ReadSingleIntegerAsync(reader, cancellationToken).ConfigureAwait(false);
-                    // RFC 9114 §5.2: from a server the id is a client-initiated bidirectional stream id; it never increases.
-                    if (!_isServer && id % 4 != 0)
-                    {
-                        throw new Http3ProtocolException(Http3ErrorCode.IdError, "GOAWAY does not carry a client-initiated bidirectional stream id");
-                    }
-
-                    if (PeerGoawayId >= 0 && id > PeerGoawayId)
-                    {
-                        throw new Http3ProtocolException(Http3ErrorCode.IdError, "GOAWAY id increased");
-                    }
-
-                    PeerGoawayId = id;
-                    break;
-                case Http3FrameType.MaxPushId:
-                    // RFC 9114 §7.2.7: only clients send MAX_PUSH_ID.
-                    if (!_isServer)
-                    {
-                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "MAX_PUSH_ID received by a client");
-                    }
-
-                    await ReadSingleIntegerAsync(reader, cancellationToken).ConfigureAwait(false);
-                    break;
-                case Http3FrameType.CancelPush:
-                    await ReadSingleIntegerAsync(reader, cancellationToken).ConfigureAwait(false);
-                    break;
-                case Http3FrameType.Data:
-                case Http3FrameType.Headers:
-                case Http3FrameType.PushPromise:
-                    throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"frame type 0x{header.Type:x} on the control stream");
-                default:
-                    if (Http3FrameType.IsReservedHttp2Type(header.Type))
-                    {
-                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"reserved HTTP/2 frame type 0x{header.Type:x}");
-                    }
-
-                    await reader.SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
-                    break;
-            }
-
-            first = false;
-        }
-    }
-
-    private static async Task<long> ReadSingleIntegerAsync(Http3FrameReader reader, CancellationToken cancellationToken)
-    {
-        byte[] payload = await reader.ReadWholePayloadAsync(MaxSingleIntegerPayload, Http3ErrorCode.FrameError, cancellationToken).ConfigureAwait(false);
-        Http3ErrorCode error = Http3FrameCodec.TryReadSingleInteger(payload, out long value);
-        if (error != Http3ErrorCode.NoError)
-        {
-            throw new Http3ProtocolException(error, "frame payload is not exactly one integer");
-        }
-
-        return value;
-    }
-
-    /// <summary>
-    /// With a 0-capacity dynamic table the peer's encoder may only send Set Dynamic Table Capacity 0, and the peer's
-    /// decoder has nothing to acknowledge except stream cancellations (RFC 9204 §4.3, §4.4).
-    /// </summary>
-    private static async Task ReadQpackStreamAsync(Http3FrameReader reader, bool encoderStream, CancellationToken cancellationToken)
-    {
-        byte[] buffer = new byte[256];
-        int buffered = 0;
-        while (true)
-        {
-            int n = await reader.ReadRawAsync(buffer.AsMemory(buffered), cancellationToken).ConfigureAwait(false);
-            if (n == 0)
-            {
-                // RFC 9204 §4.2: closing either QPACK stream is H3_CLOSED_CRITICAL_STREAM.
-                throw new Http3ProtocolException(Http3ErrorCode.ClosedCriticalStream, "peer closed a QPACK stream");
-            }
-
-            buffered += n;
-            int consumed = ConsumeQpackInstructions(buffer.AsSpan(0, buffered), encoderStream, out Http3ErrorCode error);
-            if (error != Http3ErrorCode.NoError)
-            {
-                throw new Http3ProtocolException(error, encoderStream ? "QPACK encoder instruction for a 0-capacity table" : "unexpected QPACK decoder instruction");
-            }
-
-            Buffer.BlockCopy(buffer, consumed, buffer, 0, buffered - consumed);
-            buffered -= consumed;
-        }
-    }
-
+    /// <summary>The library's QPACK encoder/decoder stream check (capacity 0): see <see cref="QpackInstructions.Consume"/>.</summary>
     internal static int ConsumeQpackInstructions(ReadOnlySpan<byte> input, bool encoderStream, out Http3ErrorCode error)
-    {
-        error = Http3ErrorCode.NoError;
-        int offset = 0;
-        while (offset < input.Length)
-        {
-            byte first = input[offset];
-            Qpack.PrefixedIntegerStatus status;
-            ulong value;
-            int consumed;
-            if (encoderStream)
-            {
-                // RFC 9204 §4.3.1: Set Dynamic Table Capacity 001xxxxx; only 0 fits our advertised capacity 0.
-                if ((first & 0xE0) != 0x20)
-                {
-                    error = Http3ErrorCode.QpackEncoderStreamError;
-                    return offset;
-                }
-
-                status = Qpack.PrefixedInteger.TryDecode(input.Slice(offset), 5, out value, out consumed);
-                if (status == Qpack.PrefixedIntegerStatus.Done && value != 0)
-                {
-                    error = Http3ErrorCode.QpackEncoderStreamError;
-                    return offset;
-                }
-            }
-            else
-            {
-                // RFC 9204 §4.4.2: Stream Cancellation 01xxxxxx is the only instruction valid without dynamic references.
-                if ((first & 0xC0) != 0x40)
-                {
-                    error = Http3ErrorCode.QpackDecoderStreamError;
-                    return offset;
-                }
-
-                status = Qpack.PrefixedInteger.TryDecode(input.Slice(offset), 6, out _, out consumed);
-            }
-
-            if (status == Qpack.PrefixedIntegerStatus.Incomplete)
-            {
-                if (input.Length - offset >= 16)
-                {
-                    error = encoderStream ? Http3ErrorCode.QpackEncoderStreamError : Http3ErrorCode.QpackDecoderStreamError;
-                }
-
-                return offset;
-            }
-
-            if (status == Qpack.PrefixedIntegerStatus.Overflow)
-            {
-                error = encoderStream ? Http3ErrorCode.QpackEncoderStreamError : Http3ErrorCode.QpackDecoderStreamError;
-                return offset;
-            }
-
-            offset += consumed;
-        }
-
-        return offset;
-    }
+        => QpackInstructions.Consume(input, encoderStream, out error);
 
     /// <summary>Records the first connection error and closes the connection with its code (RFC 9114 §8).</summary>
     public async Task FailAsync(Http3ProtocolException error)

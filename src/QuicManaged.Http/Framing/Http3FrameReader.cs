@@ -1,0 +1,165 @@
+namespace QuicManaged.Http.Framing;
+
+/// <summary>
+/// Reads HTTP/3 frames from one stream (RFC 9114 §7.1). Frame payloads are either streamed in chunks (DATA)
+/// or read whole up to a caller-given cap; nothing is sized by a length read off the wire before that cap is
+/// checked. Violations surface as <see cref="Http3ProtocolException"/> only.
+/// </summary>
+internal sealed class Http3FrameReader
+{
+    private readonly Stream _stream;
+    private readonly byte[] _buffer;
+    private int _start;
+    private int _end;
+    private bool _endOfStream;
+    private long _payloadRemaining;
+
+    public Http3FrameReader(Stream stream, int bufferSize = 16 * 1024)
+    {
+        _stream = stream;
+        _buffer = new byte[Math.Max(bufferSize, Http3FrameCodec.MaxFrameHeaderLength)];
+    }
+
+    /// <summary>Payload bytes of the current frame not yet consumed.</summary>
+    public long PayloadRemaining => _payloadRemaining;
+
+    /// <summary>Reads a varint at the start of a unidirectional stream (RFC 9114 §6.2). Null on a clean end of stream.</summary>
+    public async ValueTask<long?> ReadStreamTypeAsync(CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            if (VariableLengthInteger.TryRead(_buffer.AsSpan(_start, _end - _start), out long value, out int consumed))
+            {
+                _start += consumed;
+                return value;
+            }
+
+            if (_endOfStream || !await FillAsync(cancellationToken).ConfigureAwait(false))
+            {
+                return null;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Reads the next frame header, first discarding whatever is left of the current payload.
+    /// Returns null at a clean end of stream (between frames); a stream ending inside a frame is H3_FRAME_ERROR.
+    /// </summary>
+    public async ValueTask<Http3FrameHeader?> ReadFrameHeaderAsync(CancellationToken cancellationToken)
+    {
+        await SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
+        while (true)
+        {
+            if (Http3FrameCodec.TryReadFrameHeader(_buffer.AsSpan(_start, _end - _start), out Http3FrameHeader header, out int consumed))
+            {
+                _start += consumed;
+                _payloadRemaining = header.Length;
+                return header;
+            }
+
+            if (!await FillAsync(cancellationToken).ConfigureAwait(false))
+            {
+                if (_end == _start)
+                {
+                    return null;
+                }
+
+                throw new Http3ProtocolException(Http3ErrorCode.FrameError, "stream ended inside a frame header");
+            }
+        }
+    }
+
+    /// <summary>Copies up to <paramref name="destination"/>.Length bytes of the current payload; 0 when it is consumed.</summary>
+    public async ValueTask<int> ReadPayloadAsync(Memory<byte> destination, CancellationToken cancellationToken)
+    {
+        if (_payloadRemaining == 0 || destination.IsEmpty)
+        {
+            return 0;
+        }
+
+        if (_end == _start && !await FillAsync(cancellationToken).ConfigureAwait(false))
+        {
+            // RFC 9114 §7.1: a frame truncated by the end of the stream is H3_FRAME_ERROR.
+            throw new Http3ProtocolException(Http3ErrorCode.FrameError, "stream ended inside a frame payload");
+        }
+
+        int n = (int)Math.Min(Math.Min(destination.Length, _end - _start), _payloadRemaining);
+        _buffer.AsSpan(_start, n).CopyTo(destination.Span);
+        _start += n;
+        _payloadRemaining -= n;
+        return n;
+    }
+
+    /// <summary>Reads the whole current payload, refusing (with <paramref name="errorIfTooLarge"/>) any above the cap.</summary>
+    public async ValueTask<byte[]> ReadWholePayloadAsync(int maxLength, Http3ErrorCode errorIfTooLarge, CancellationToken cancellationToken)
+    {
+        if (_payloadRemaining > maxLength)
+        {
+            throw new Http3ProtocolException(errorIfTooLarge, $"frame payload of {_payloadRemaining} bytes exceeds the limit of {maxLength}");
+        }
+
+        byte[] payload = new byte[(int)_payloadRemaining];
+        int offset = 0;
+        while (offset < payload.Length)
+        {
+            offset += await ReadPayloadAsync(payload.AsMemory(offset), cancellationToken).ConfigureAwait(false);
+        }
+
+        return payload;
+    }
+
+    /// <summary>Discards the rest of the current payload (unknown and reserved frame types, RFC 9114 §9).</summary>
+    public async ValueTask SkipPayloadAsync(CancellationToken cancellationToken)
+    {
+        while (_payloadRemaining > 0)
+        {
+            if (_end == _start && !await FillAsync(cancellationToken).ConfigureAwait(false))
+            {
+                throw new Http3ProtocolException(Http3ErrorCode.FrameError, "stream ended inside a frame payload");
+            }
+
+            int n = (int)Math.Min(_end - _start, _payloadRemaining);
+            _start += n;
+            _payloadRemaining -= n;
+        }
+    }
+
+    /// <summary>Reads raw bytes (QPACK encoder/decoder streams have no frames). 0 at end of stream.</summary>
+    public async ValueTask<int> ReadRawAsync(Memory<byte> destination, CancellationToken cancellationToken)
+    {
+        if (_end == _start && !await FillAsync(cancellationToken).ConfigureAwait(false))
+        {
+            return 0;
+        }
+
+        int n = Math.Min(destination.Length, _end - _start);
+        _buffer.AsSpan(_start, n).CopyTo(destination.Span);
+        _start += n;
+        return n;
+    }
+
+    private async ValueTask<bool> FillAsync(CancellationToken cancellationToken)
+    {
+        if (_endOfStream)
+        {
+            return false;
+        }
+
+        if (_start > 0)
+        {
+            Buffer.BlockCopy(_buffer, _start, _buffer, 0, _end - _start);
+            _end -= _start;
+            _start = 0;
+        }
+
+        int n = await _stream.ReadAsync(_buffer.AsMemory(_end), cancellationToken).ConfigureAwait(false);
+        if (n == 0)
+        {
+            _endOfStream = true;
+            return false;
+        }
+
+        _end += n;
+        return true;
+    }
+}

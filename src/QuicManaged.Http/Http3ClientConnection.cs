@@ -1,0 +1,499 @@
+using System.Collections.Concurrent;
+using System.Globalization;
+using System.Net;
+using System.Net.Quic.Managed;
+using System.Net.Security;
+using System.Security.Authentication;
+using QuicManaged.Http.Framing;
+using QuicManaged.Http.Qpack;
+
+namespace QuicManaged.Http;
+
+/// <summary>
+/// One HTTP/3 connection of <see cref="QuicManagedHttpHandler"/> to one authority: our control stream (SETTINGS with a
+/// 0-capacity QPACK table, so the server may not use its dynamic table), the QPACK encoder and decoder streams, the
+/// server's control stream (SETTINGS, GOAWAY), and the requests, one bidirectional stream each (RFC 9114 §4, §6).
+/// </summary>
+internal sealed class Http3ClientConnection
+{
+    private readonly QuicManagedHttpHandler _handler;
+    private readonly string _host;
+    private readonly int _port;
+    private readonly ConcurrentDictionary<long, RequestState> _awaitingHeaders = new();
+    private readonly List<QuicStream> _localStreams = new();
+    private QuicConnection? _quic;
+    private readonly Http3PeerStreams _peerStreams;
+    private int _active;
+    private volatile bool _draining;
+    private volatile Exception? _failure;
+    private int _closed;
+
+    public Http3ClientConnection(QuicManagedHttpHandler handler, string key, string host, int port)
+    {
+        _handler = handler;
+        Key = key;
+        _host = host;
+        _port = port;
+        _peerStreams = new Http3PeerStreams(isServer: false, static _ => { }, OnGoaway);
+        Connected = ConnectAsync();
+    }
+
+    public string Key { get; }
+
+    /// <summary>Completes when the handshake and our stream setup are done; faults with an <see cref="HttpRequestException"/>.</summary>
+    public Task Connected { get; }
+
+    public bool IsUsable => !_draining && _failure is null && !Connected.IsFaulted && !Connected.IsCanceled;
+
+    private async Task ConnectAsync()
+    {
+        IPAddress[] addresses;
+        try
+        {
+            addresses = IPAddress.TryParse(_host, out IPAddress? literal) ? [literal] : await Dns.GetHostAddressesAsync(_host).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is System.Net.Sockets.SocketException or ArgumentException)
+        {
+            throw new HttpRequestException(HttpRequestError.NameResolutionError, $"Could not resolve {_host}: {ex.Message}", ex);
+        }
+
+        Exception? last = null;
+        foreach (IPAddress address in addresses)
+        {
+            SslClientAuthenticationOptions ssl = _handler.SslOptions;
+            var options = new QuicClientConnectionOptions
+            {
+                RemoteEndPoint = new IPEndPoint(address, _port),
+                ClientAuthenticationOptions = new SslClientAuthenticationOptions
+                {
+                    ApplicationProtocols = [SslApplicationProtocol.Http3],
+                    TargetHost = _host,
+                    RemoteCertificateValidationCallback = ssl.RemoteCertificateValidationCallback,
+                    LocalCertificateSelectionCallback = ssl.LocalCertificateSelectionCallback,
+                    ClientCertificates = ssl.ClientCertificates,
+                    CertificateRevocationCheckMode = ssl.CertificateRevocationCheckMode,
+                    CertificateChainPolicy = ssl.CertificateChainPolicy,
+                },
+                DefaultStreamErrorCode = (long)Http3ErrorCode.RequestCancelled,
+                DefaultCloseErrorCode = (long)Http3ErrorCode.NoError,
+                MaxInboundBidirectionalStreams = 0,
+                MaxInboundUnidirectionalStreams = 16,
+                IdleTimeout = _handler.IdleTimeout,
+                HandshakeTimeout = _handler.ConnectTimeout,
+            };
+            try
+            {
+                using var timeout = new CancellationTokenSource(_handler.ConnectTimeout);
+                _quic = await QuicConnection.ConnectAsync(options, QuicProvider.Managed, timeout.Token).ConfigureAwait(false);
+                break;
+            }
+            catch (AuthenticationException ex)
+            {
+                throw new HttpRequestException(HttpRequestError.SecureConnectionError, $"The TLS handshake with {_host}:{_port} failed: {ex.Message}", ex);
+            }
+            catch (Exception ex) when (ex is QuicException or OperationCanceledException or System.Net.Sockets.SocketException)
+            {
+                last = ex;
+            }
+        }
+
+        if (_quic is null)
+        {
+            throw new HttpRequestException(HttpRequestError.ConnectionError, $"Could not open an HTTP/3 connection to {_host}:{_port}: {last?.Message}", last);
+        }
+
+        try
+        {
+            // RFC 9114 §6.2.1: the control stream starts with SETTINGS. RFC 9204 §4.2: both QPACK streams, though a
+            // 0-capacity table never sends an instruction on them.
+            var settings = new Http3Settings { MaxFieldSectionSize = _handler.MaxResponseHeadersLength };
+            byte[] settingsFrame = settings.EncodeFrame();
+            byte[] control = new byte[1 + settingsFrame.Length];
+            control[0] = (byte)Http3StreamType.Control;
+            settingsFrame.CopyTo(control, 1);
+            await OpenLocalStreamAsync(control).ConfigureAwait(false);
+            await OpenLocalStreamAsync([(byte)Http3StreamType.QpackEncoder]).ConfigureAwait(false);
+            await OpenLocalStreamAsync([(byte)Http3StreamType.QpackDecoder]).ConfigureAwait(false);
+        }
+        catch (QuicException ex)
+        {
+            Fail(ex, Http3ErrorCode.InternalError);
+            throw new HttpRequestException(HttpRequestError.ConnectionError, "The HTTP/3 connection closed during setup: " + ex.Message, ex);
+        }
+
+        _ = AcceptLoopAsync(_quic);
+    }
+
+    private async Task OpenLocalStreamAsync(byte[] first)
+    {
+        QuicStream stream = await _quic!.OpenOutboundStreamAsync(QuicStreamType.Unidirectional).ConfigureAwait(false);
+        lock (_localStreams)
+        {
+            _localStreams.Add(stream);
+        }
+
+        await stream.WriteAsync(first).ConfigureAwait(false);
+    }
+
+    private async Task AcceptLoopAsync(QuicConnection quic)
+    {
+        try
+        {
+            while (true)
+            {
+                QuicStream stream = await quic.AcceptInboundStreamAsync().ConfigureAwait(false);
+                if (stream.Type == QuicStreamType.Bidirectional)
+                {
+                    // RFC 9114 §6.1: servers do not open bidirectional streams.
+                    throw new Http3ProtocolException(Http3ErrorCode.StreamCreationError, "the server opened a bidirectional stream");
+                }
+
+                _ = HandleUnidirectionalAsync(stream);
+            }
+        }
+        catch (Http3ProtocolException ex)
+        {
+            Fail(ex, ex.ErrorCode);
+        }
+        catch (Exception ex) when (ex is QuicException or ObjectDisposedException or OperationCanceledException)
+        {
+            // The connection closed (by the server, idle timeout, or us).
+            Fail(ex, null);
+        }
+    }
+
+    private async Task HandleUnidirectionalAsync(QuicStream stream)
+    {
+        try
+        {
+            var reader = new Http3FrameReader(stream, 4096);
+            if (await reader.ReadStreamTypeAsync(CancellationToken.None).ConfigureAwait(false) is long type
+                && !await _peerStreams.ReadAsync(reader, type, CancellationToken.None).ConfigureAwait(false))
+            {
+                // RFC 9114 §6.2: unknown (and grease) stream types are ignored.
+                stream.Abort(QuicAbortDirection.Read, (long)Http3ErrorCode.StreamCreationError);
+            }
+        }
+        catch (Http3ProtocolException ex)
+        {
+            Fail(ex, ex.ErrorCode);
+        }
+        catch (Exception ex) when (ex is QuicException or ObjectDisposedException or OperationCanceledException or IOException)
+        {
+            // The connection is going away.
+        }
+        finally
+        {
+            await stream.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>RFC 9114 §5.2: requests at or above the id were not processed; they go again on a new connection.</summary>
+    private void OnGoaway(long id)
+    {
+        _handler.Remove(this);
+        foreach ((long streamId, RequestState state) in _awaitingHeaders)
+        {
+            if (streamId >= id)
+            {
+                state.Rejected = true;
+                state.Abort((long)Http3ErrorCode.RequestCancelled);
+            }
+        }
+    }
+
+    /// <summary>A connection error (<paramref name="code"/>) closes the connection with it; null: it is already gone.</summary>
+    private void Fail(Exception reason, Http3ErrorCode? code)
+    {
+        _failure ??= reason;
+        _handler.Remove(this);
+        if (code is Http3ErrorCode c && Interlocked.Exchange(ref _closed, 1) == 0 && _quic is not null)
+        {
+            _ = CloseQuietlyAsync(_quic, (long)c);
+        }
+    }
+
+    private static async Task CloseQuietlyAsync(QuicConnection quic, long code)
+    {
+        try
+        {
+            await quic.CloseAsync(code).ConfigureAwait(false);
+            await quic.DisposeAsync().ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is QuicException or ObjectDisposedException or OperationCanceledException)
+        {
+        }
+    }
+
+    /// <summary>No new requests; the connection closes (H3_NO_ERROR) when the last one ends.</summary>
+    public void BeginDrain()
+    {
+        _draining = true;
+        if (Volatile.Read(ref _active) == 0)
+        {
+            Close();
+        }
+    }
+
+    /// <summary>Closes now with H3_NO_ERROR (handler disposal).</summary>
+    public void Close()
+    {
+        _draining = true;
+        if (Connected.IsCompletedSuccessfully && _quic is not null && Interlocked.Exchange(ref _closed, 1) == 0)
+        {
+            _ = CloseQuietlyAsync(_quic, (long)Http3ErrorCode.NoError);
+        }
+        else if (!Connected.IsCompleted)
+        {
+            _ = Connected.ContinueWith(static (t, s) => ((Http3ClientConnection)s!).Close(), this, CancellationToken.None,
+                TaskContinuationOptions.ExecuteSynchronously | TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
+        }
+    }
+
+    internal void OnRequestDone()
+    {
+        if (Interlocked.Decrement(ref _active) == 0 && _draining)
+        {
+            Close();
+        }
+    }
+
+    public async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+    {
+        QuicConnection quic = _quic!;
+        Interlocked.Increment(ref _active);
+        QuicStream stream;
+        try
+        {
+            if (_failure is not null)
+            {
+                throw new Http3RetryException("The connection closed before the request was sent.", _failure);
+            }
+
+            stream = await quic.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, cancellationToken).ConfigureAwait(false);
+        }
+        catch (QuicException ex)
+        {
+            OnRequestDone();
+            throw new Http3RetryException("The connection closed before the request was sent: " + ex.Message, ex);
+        }
+        catch
+        {
+            OnRequestDone();
+            throw;
+        }
+
+        var state = new RequestState(stream);
+        long goaway = _peerStreams.GoawayId;
+        if (goaway >= 0 && stream.Id >= goaway)
+        {
+            stream.Abort(QuicAbortDirection.Both, (long)Http3ErrorCode.RequestCancelled);
+            await stream.DisposeAsync().ConfigureAwait(false);
+            OnRequestDone();
+            throw new Http3RetryException("The server sent GOAWAY before this request.");
+        }
+
+        _awaitingHeaders[stream.Id] = state;
+        bool handedOver = false;
+        CancellationTokenRegistration cancellation = default;
+        try
+        {
+            cancellation = cancellationToken.UnsafeRegister(static s => ((RequestState)s!).Abort((long)Http3ErrorCode.RequestCancelled), state);
+            byte[] headers = Http3Message.EncodeHeadersFrame(Http3RequestHeaders.Build(request));
+            Task sendBody;
+            if (request.Content is null)
+            {
+                await stream.WriteAsync(headers, completeWrites: true, cancellationToken).ConfigureAwait(false);
+                sendBody = Task.CompletedTask;
+            }
+            else
+            {
+                await stream.WriteAsync(headers, cancellationToken).ConfigureAwait(false);
+                sendBody = SendBodyAsync(state, request.Content, cancellationToken);
+            }
+
+            var reader = new Http3FrameReader(stream, 32 * 1024);
+            HttpResponseMessage response = await ReadResponseHeadersAsync(request, reader, cancellationToken).ConfigureAwait(false);
+            _awaitingHeaders.TryRemove(stream.Id, out _);
+            await cancellation.DisposeAsync().ConfigureAwait(false);
+            var body = new Http3ResponseStream(this, state, reader, response, sendBody, request.Method == HttpMethod.Head);
+            var content = new StreamContent(body);
+            foreach (KeyValuePair<string, IEnumerable<string>> header in response.Content.Headers)
+            {
+                content.Headers.TryAddWithoutValidation(header.Key, header.Value);
+            }
+
+            response.Content.Dispose();
+            response.Content = content;
+            body.SetExpectedLength(content.Headers.ContentLength);
+            handedOver = true;
+            return response;
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            state.Abort((long)Http3ErrorCode.RequestCancelled);
+            throw;
+        }
+        catch (Exception ex) when (ex is QuicException or Http3ProtocolException or IOException)
+        {
+            if (cancellationToken.IsCancellationRequested)
+            {
+                throw new TaskCanceledException("The request was canceled.", ex, cancellationToken);
+            }
+
+            throw Translate(ex, state);
+        }
+        finally
+        {
+            _awaitingHeaders.TryRemove(stream.Id, out _);
+            await cancellation.DisposeAsync().ConfigureAwait(false);
+            if (!handedOver)
+            {
+                await stream.DisposeAsync().ConfigureAwait(false);
+                OnRequestDone();
+            }
+        }
+    }
+
+    /// <summary>Maps a transport or protocol failure to what HttpClient users expect; connection errors close the connection.</summary>
+    internal Exception Translate(Exception ex, RequestState state)
+    {
+        if (state.BodyFailure is Exception bodyFailure)
+        {
+            return new HttpRequestException(HttpRequestError.Unknown, "Sending the request content failed: " + bodyFailure.Message, bodyFailure);
+        }
+
+        switch (ex)
+        {
+            case Http3ProtocolException protocol:
+                if (Http3Message.IsConnectionError(protocol.ErrorCode))
+                {
+                    Fail(protocol, protocol.ErrorCode);
+                }
+                else
+                {
+                    state.Abort((long)protocol.ErrorCode);
+                }
+
+                return new HttpRequestException(HttpRequestError.HttpProtocolError, protocol.Message,
+                    new HttpProtocolException((long)protocol.ErrorCode, protocol.Message, protocol));
+            case QuicException quic when quic.QuicError == QuicError.StreamAborted && quic.ApplicationErrorCode is long code:
+                if (code == (long)Http3ErrorCode.RequestRejected || state.Rejected)
+                {
+                    return new Http3RetryException($"The server rejected the request (0x{code:x}).", quic);
+                }
+
+                return new HttpRequestException(HttpRequestError.HttpProtocolError, $"The HTTP/3 server reset the stream with 0x{code:x}.",
+                    new HttpProtocolException(code, $"The HTTP/3 server reset the stream with 0x{code:x}.", quic));
+            case QuicException quic when state.Rejected:
+                return new Http3RetryException("The server sent GOAWAY before processing this request.", quic);
+            case QuicException quic when quic.QuicError == QuicError.ConnectionAborted && quic.ApplicationErrorCode is long code:
+                return new HttpRequestException(HttpRequestError.HttpProtocolError, $"The HTTP/3 server closed the connection with 0x{code:x}.",
+                    new HttpProtocolException(code, $"The HTTP/3 server closed the connection with 0x{code:x}.", quic));
+            default:
+                return new HttpRequestException(HttpRequestError.ConnectionError, "The HTTP/3 connection failed: " + ex.Message, ex);
+        }
+    }
+
+    private static async Task SendBodyAsync(RequestState state, HttpContent content, CancellationToken cancellationToken)
+    {
+        try
+        {
+            using var body = new Http3RequestBodyStream(state.Stream);
+            await content.CopyToAsync(body, cancellationToken).ConfigureAwait(false);
+            state.Stream.CompleteWrites();
+        }
+        catch (QuicException)
+        {
+            // The server stopped reading (STOP_SENDING, e.g. it answered early) or the connection went away: the
+            // response side reports what happened.
+        }
+        catch (Exception ex) when (ex is not OutOfMemoryException)
+        {
+            // The content itself failed: the request cannot complete; reset both directions.
+            state.BodyFailure = ex;
+            state.Abort((long)Http3ErrorCode.RequestCancelled);
+        }
+    }
+
+    private async Task<HttpResponseMessage> ReadResponseHeadersAsync(HttpRequestMessage request, Http3FrameReader reader, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            Http3FrameHeader header = await reader.ReadFrameHeaderAsync(cancellationToken).ConfigureAwait(false)
+                ?? throw new Http3ProtocolException(Http3ErrorCode.RequestIncomplete, "the response ended before its headers");
+            switch (header.Type)
+            {
+                case Http3FrameType.Headers:
+                    byte[] payload = await reader.ReadWholePayloadAsync(_handler.MaxResponseHeadersLength, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
+                    List<HeaderField> fields = Http3Message.DecodeFieldSection(payload, _handler.MaxResponseHeadersLength);
+                    Http3Message.Validate(fields, isRequest: false);
+                    string? statusText = Http3Message.Find(fields, ":status");
+                    if (statusText is null || statusText.Length != 3
+                        || !int.TryParse(statusText, NumberStyles.None, CultureInfo.InvariantCulture, out int status) || status < 100)
+                    {
+                        throw new Http3ProtocolException(Http3ErrorCode.MessageError, "missing or invalid :status");
+                    }
+
+                    if (status < 200)
+                    {
+                        continue; // informational responses precede the final one (RFC 9114 §4.1)
+                    }
+
+                    var response = new HttpResponseMessage((HttpStatusCode)status)
+                    {
+                        Version = HttpVersion.Version30,
+                        RequestMessage = request,
+                        Content = new ByteArrayContent([]),
+                    };
+                    foreach (HeaderField field in fields)
+                    {
+                        if (field.Name[0] != ':' && !response.Headers.TryAddWithoutValidation(field.Name, field.Value))
+                        {
+                            response.Content.Headers.TryAddWithoutValidation(field.Name, field.Value);
+                        }
+                    }
+
+                    return response;
+                case Http3FrameType.Data:
+                    throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "DATA before the response headers");
+                case Http3FrameType.PushPromise:
+                    throw new Http3ProtocolException(Http3ErrorCode.IdError, "PUSH_PROMISE without MAX_PUSH_ID");
+                case Http3FrameType.Settings:
+                case Http3FrameType.Goaway:
+                case Http3FrameType.MaxPushId:
+                case Http3FrameType.CancelPush:
+                    throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"control frame 0x{header.Type:x} on a request stream");
+                default:
+                    if (Http3FrameType.IsReservedHttp2Type(header.Type))
+                    {
+                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"reserved HTTP/2 frame type 0x{header.Type:x}");
+                    }
+
+                    await reader.SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
+                    break;
+            }
+        }
+    }
+
+    /// <summary>Per-request state shared by the send and receive sides.</summary>
+    internal sealed class RequestState(QuicStream stream)
+    {
+        public QuicStream Stream { get; } = stream;
+
+        public volatile bool Rejected;
+
+        public Exception? BodyFailure { get; set; }
+
+        public void Abort(long code)
+        {
+            try
+            {
+                Stream.Abort(QuicAbortDirection.Both, code);
+            }
+            catch (Exception ex) when (ex is ObjectDisposedException or InvalidOperationException or QuicException)
+            {
+            }
+        }
+    }
+}

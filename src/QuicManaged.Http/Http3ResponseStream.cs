@@ -1,0 +1,208 @@
+using System.Net.Quic.Managed;
+using QuicManaged.Http.Framing;
+using QuicManaged.Http.Qpack;
+
+namespace QuicManaged.Http;
+
+/// <summary>
+/// The response body: DATA payloads as they arrive; a HEADERS frame after them is the trailer section (into
+/// <see cref="HttpResponseMessage.TrailingHeaders"/>). A content-length that disagrees with the DATA is H3_MESSAGE_ERROR
+/// (RFC 9114 §4.1.2). Disposing before the end stops the server's sending (H3_REQUEST_CANCELLED).
+/// </summary>
+internal sealed class Http3ResponseStream : Stream
+{
+    private readonly Http3ClientConnection _connection;
+    private readonly Http3ClientConnection.RequestState _state;
+    private readonly Http3FrameReader _reader;
+    private readonly HttpResponseMessage _response;
+    private readonly Task _sendBody;
+    private readonly bool _isHead;
+    private long? _expectedLength;
+    private long _received;
+    private bool _inData;
+    private bool _trailersSeen;
+    private bool _done;
+    private int _disposed;
+
+    public Http3ResponseStream(Http3ClientConnection connection, Http3ClientConnection.RequestState state, Http3FrameReader reader,
+        HttpResponseMessage response, Task sendBody, bool isHead)
+    {
+        _connection = connection;
+        _state = state;
+        _reader = reader;
+        _response = response;
+        _sendBody = sendBody;
+        _isHead = isHead;
+    }
+
+    public void SetExpectedLength(long? length) => _expectedLength = _isHead ? null : length;
+
+    public override bool CanRead => true;
+
+    public override bool CanSeek => false;
+
+    public override bool CanWrite => false;
+
+    public override long Length => throw new NotSupportedException();
+
+    public override long Position { get => throw new NotSupportedException(); set => throw new NotSupportedException(); }
+
+    public override void Flush()
+    {
+    }
+
+    public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+
+    public override void SetLength(long value) => throw new NotSupportedException();
+
+    public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
+
+    public override int Read(byte[] buffer, int offset, int count) => ReadAsync(buffer.AsMemory(offset, count)).AsTask().GetAwaiter().GetResult();
+
+    public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
+        => ReadAsync(buffer.AsMemory(offset, count), cancellationToken).AsTask();
+
+    public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        if (_done || buffer.IsEmpty)
+        {
+            return 0;
+        }
+
+        try
+        {
+            while (true)
+            {
+                if (_inData && _reader.PayloadRemaining > 0)
+                {
+                    int n = await _reader.ReadPayloadAsync(buffer, cancellationToken).ConfigureAwait(false);
+                    _received += n;
+                    if (_expectedLength is long limit && _received > limit)
+                    {
+                        throw new Http3ProtocolException(Http3ErrorCode.MessageError, "more DATA than content-length");
+                    }
+
+                    if (n > 0)
+                    {
+                        return n;
+                    }
+                }
+
+                _inData = false;
+                Http3FrameHeader? maybe = await _reader.ReadFrameHeaderAsync(cancellationToken).ConfigureAwait(false);
+                if (maybe is not Http3FrameHeader header)
+                {
+                    if (_expectedLength is long expected && expected != _received)
+                    {
+                        throw new Http3ProtocolException(Http3ErrorCode.MessageError, $"content-length {expected} but {_received} bytes of DATA");
+                    }
+
+                    _done = true;
+                    return 0;
+                }
+
+                switch (header.Type)
+                {
+                    case Http3FrameType.Data:
+                        if (_trailersSeen)
+                        {
+                            throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "DATA after trailers");
+                        }
+
+                        _inData = true;
+                        break;
+                    case Http3FrameType.Headers:
+                        if (_trailersSeen)
+                        {
+                            throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "HEADERS after trailers");
+                        }
+
+                        await ReadTrailersAsync(cancellationToken).ConfigureAwait(false);
+                        break;
+                    case Http3FrameType.PushPromise:
+                        throw new Http3ProtocolException(Http3ErrorCode.IdError, "PUSH_PROMISE without MAX_PUSH_ID");
+                    case Http3FrameType.Settings:
+                    case Http3FrameType.Goaway:
+                    case Http3FrameType.MaxPushId:
+                    case Http3FrameType.CancelPush:
+                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"control frame 0x{header.Type:x} on a request stream");
+                    default:
+                        if (Http3FrameType.IsReservedHttp2Type(header.Type))
+                        {
+                            throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"reserved HTTP/2 frame type 0x{header.Type:x}");
+                        }
+
+                        await _reader.SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
+                        break;
+                }
+            }
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            _state.Abort((long)Http3ErrorCode.RequestCancelled);
+            throw;
+        }
+        catch (Exception ex) when (ex is QuicException or Http3ProtocolException)
+        {
+            Exception translated = _connection.Translate(ex, _state);
+            // Body failures surface as IOExceptions (HttpIOException), as SocketsHttpHandler's do.
+            throw translated.InnerException is HttpProtocolException protocol ? protocol
+                : new HttpIOException(HttpRequestError.ResponseEnded, translated.Message, translated);
+        }
+    }
+
+    private async Task ReadTrailersAsync(CancellationToken cancellationToken)
+    {
+        byte[] payload = await _reader.ReadWholePayloadAsync(64 * 1024, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
+        List<HeaderField> fields = Http3Message.DecodeFieldSection(payload, 64 * 1024);
+        Http3Message.Validate(fields, isRequest: false);
+        foreach (HeaderField field in fields)
+        {
+            if (field.Name[0] == ':')
+            {
+                throw new Http3ProtocolException(Http3ErrorCode.MessageError, "pseudo-header in trailers");
+            }
+
+            _response.TrailingHeaders.TryAddWithoutValidation(field.Name, field.Value);
+        }
+
+        _trailersSeen = true;
+    }
+
+    public override async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        if (!_done)
+        {
+            // The caller stopped reading early: tell the server to stop sending (RFC 9114 §4.1.1).
+            _state.Abort((long)Http3ErrorCode.RequestCancelled);
+        }
+
+        try
+        {
+            await _sendBody.ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is QuicException or IOException or OperationCanceledException)
+        {
+        }
+
+        await _state.Stream.DisposeAsync().ConfigureAwait(false);
+        _connection.OnRequestDone();
+        await base.DisposeAsync().ConfigureAwait(false);
+    }
+
+    protected override void Dispose(bool disposing)
+    {
+        if (disposing && _disposed == 0)
+        {
+            DisposeAsync().AsTask().GetAwaiter().GetResult();
+        }
+
+        base.Dispose(disposing);
+    }
+}

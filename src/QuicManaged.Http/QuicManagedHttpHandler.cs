@@ -1,0 +1,183 @@
+using System.Net;
+using System.Net.Security;
+
+namespace QuicManaged.Http;
+
+/// <summary>
+/// An <see cref="HttpMessageHandler"/> that speaks HTTP/3 (RFC 9114, QPACK RFC 9204) over QuicManaged's managed QUIC:
+/// no libmsquic needed. One QUIC connection per authority (scheme, host, port), reused by concurrent requests; request
+/// and response bodies stream; response trailers land in <see cref="HttpResponseMessage.TrailingHeaders"/>.
+/// <para>
+/// Versions follow <see cref="HttpRequestMessage.VersionPolicy"/>: a request for 3.0 with <see cref="HttpVersionPolicy.RequestVersionExact"/>
+/// or <see cref="HttpVersionPolicy.RequestVersionOrHigher"/>, or any version with <c>OrHigher</c>, goes over HTTP/3; a request
+/// that allows a lower version (<c>OrLower</c>, or a version below 3 with <c>Exact</c>/<c>OrLower</c>) goes to
+/// <see cref="FallbackHandler"/> when HTTP/3 is not possible or not asked for (without one, it fails with
+/// <see cref="HttpRequestException"/>).
+/// </para>
+/// </summary>
+public sealed class QuicManagedHttpHandler : HttpMessageHandler
+{
+    private readonly Dictionary<string, Http3ClientConnection> _connections = new(StringComparer.Ordinal);
+    private readonly Lock _lock = new();
+    private bool _disposed;
+
+    /// <summary>TLS options for every connection: certificate validation callback, client certificates. ALPN is always h3; the target host is the request's.</summary>
+    public SslClientAuthenticationOptions SslOptions { get; set; } = new();
+
+    /// <summary>Time allowed for the QUIC handshake. Default 30 s.</summary>
+    public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>QUIC idle timeout of the connections (<see cref="TimeSpan.Zero"/>: the transport default).</summary>
+    public TimeSpan IdleTimeout { get; set; } = TimeSpan.Zero;
+
+    /// <summary>Largest response header section accepted (SETTINGS_MAX_FIELD_SECTION_SIZE), in bytes. Default 64 KiB.</summary>
+    public int MaxResponseHeadersLength { get; set; } = 64 * 1024;
+
+    /// <summary>Handler for requests that may or must use HTTP/1.1 or HTTP/2 (see the class remarks); null: such requests fail.</summary>
+    public HttpMessageHandler? FallbackHandler { get; set; }
+
+    /// <inheritdoc />
+    protected override HttpResponseMessage Send(HttpRequestMessage request, CancellationToken cancellationToken)
+        => SendAsync(request, cancellationToken).GetAwaiter().GetResult();
+
+    /// <inheritdoc />
+    protected override async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        Uri uri = request.RequestUri ?? throw new InvalidOperationException("The request has no RequestUri.");
+        if (!uri.IsAbsoluteUri)
+        {
+            throw new InvalidOperationException("The request URI must be absolute.");
+        }
+
+        // 3.0 Exact/OrHigher: HTTP/3 only. 3.0 OrLower: HTTP/3, else the fallback. Below 3.0 OrHigher: HTTP/3, else the
+        // fallback. Below 3.0 Exact/OrLower: never HTTP/3 (the fallback or an error), as SocketsHttpHandler does.
+        bool belowHttp3 = request.Version < HttpVersion.Version30;
+        bool wantsHttp3 = !belowHttp3 || request.VersionPolicy == HttpVersionPolicy.RequestVersionOrHigher;
+        bool mayFallBack = belowHttp3 || request.VersionPolicy == HttpVersionPolicy.RequestVersionOrLower;
+        bool https = string.Equals(uri.Scheme, Uri.UriSchemeHttps, StringComparison.OrdinalIgnoreCase);
+        if (!wantsHttp3 || !https)
+        {
+            if (FallbackHandler is not null && mayFallBack)
+            {
+                return await FallBackAsync(request, cancellationToken).ConfigureAwait(false);
+            }
+
+            throw new HttpRequestException(HttpRequestError.VersionNegotiationError,
+                !https ? $"HTTP/3 needs https, not {uri.Scheme}" + (mayFallBack ? ", and no FallbackHandler is set." : ", and the version policy excludes lower versions.")
+                       : $"HTTP/{request.Version} with {request.VersionPolicy} excludes HTTP/3, and no FallbackHandler is set.");
+        }
+
+        for (int attempt = 0; ; attempt++)
+        {
+            Http3ClientConnection connection;
+            try
+            {
+                connection = await GetConnectionAsync(uri, cancellationToken).ConfigureAwait(false);
+            }
+            catch (HttpRequestException) when (mayFallBack && FallbackHandler is not null)
+            {
+                return await FallBackAsync(request, cancellationToken).ConfigureAwait(false);
+            }
+
+            try
+            {
+                return await connection.SendAsync(request, cancellationToken).ConfigureAwait(false);
+            }
+            catch (Http3RetryException) when (attempt < 2)
+            {
+                // The server did not process the request (GOAWAY or H3_REQUEST_REJECTED): safe to send again on a new connection.
+                Remove(connection);
+            }
+            catch (Http3RetryException retry)
+            {
+                throw new HttpRequestException(HttpRequestError.HttpProtocolError, retry.Message, retry.InnerException);
+            }
+        }
+    }
+
+    private Task<HttpResponseMessage> FallBackAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+    {
+        if (request.Version >= HttpVersion.Version30)
+        {
+            // A 3.0-or-lower request the fallback serves: it gets HTTP/2 or HTTP/1.1 there, not another HTTP/3 attempt.
+            request.Version = HttpVersion.Version20;
+        }
+
+        return new ForwardingInvoker(FallbackHandler!).SendAsync(request, cancellationToken);
+    }
+
+    private async Task<Http3ClientConnection> GetConnectionAsync(Uri uri, CancellationToken cancellationToken)
+    {
+        string key = uri.IdnHost + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        Http3ClientConnection? connection;
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (!_connections.TryGetValue(key, out connection) || !connection.IsUsable)
+            {
+                connection?.BeginDrain();
+                connection = new Http3ClientConnection(this, key, uri.IdnHost, uri.Port);
+                _connections[key] = connection;
+            }
+        }
+
+        try
+        {
+            await connection.Connected.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (HttpRequestException)
+        {
+            Remove(connection);
+            throw;
+        }
+
+        return connection;
+    }
+
+    internal void Remove(Http3ClientConnection connection)
+    {
+        lock (_lock)
+        {
+            if (_connections.TryGetValue(connection.Key, out Http3ClientConnection? current) && ReferenceEquals(current, connection))
+            {
+                _connections.Remove(connection.Key);
+            }
+        }
+
+        connection.BeginDrain();
+    }
+
+    /// <inheritdoc />
+    protected override void Dispose(bool disposing)
+    {
+        if (disposing)
+        {
+            List<Http3ClientConnection> connections;
+            lock (_lock)
+            {
+                if (_disposed)
+                {
+                    return;
+                }
+
+                _disposed = true;
+                connections = new(_connections.Values);
+                _connections.Clear();
+            }
+
+            foreach (Http3ClientConnection connection in connections)
+            {
+                connection.Close();
+            }
+
+            FallbackHandler?.Dispose();
+        }
+
+        base.Dispose(disposing);
+    }
+
+    /// <summary>Calls another handler's protected SendAsync.</summary>
+    private sealed class ForwardingInvoker(HttpMessageHandler handler) : HttpMessageInvoker(handler, disposeHandler: false);
+}
