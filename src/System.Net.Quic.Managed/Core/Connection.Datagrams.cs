@@ -1,4 +1,3 @@
-using System.Collections.Generic;
 using System.Net.Quic.Managed.Crypto;
 using System.Net.Quic.Managed.Ids;
 using System.Net.Quic.Managed.Wire;
@@ -16,14 +15,6 @@ internal sealed partial class Connection
 {
     /// <summary>Most datagrams waiting to be sent; beyond it the oldest is dropped (reported as <see cref="DatagramSendOutcome.Dropped"/>).</summary>
     public const int MaxQueuedOutgoingDatagrams = 256;
-
-    private readonly Queue<(long Id, byte[] Data)> _datagramsToSend = new();
-    private readonly Queue<byte[]> _datagramsReceived = new();
-    private readonly Queue<DatagramOutcome> _datagramOutcomes = new();
-    private long _nextDatagramId;
-    private bool _datagramsFirst;
-    private bool _datagramReceivedEventPending;
-    private bool _datagramOutcomeEventPending;
 
     /// <summary>
     /// Largest datagram payload <see cref="QueueDatagram"/> accepts now: 0 until the handshake completed or when the

@@ -14,9 +14,6 @@ namespace System.Net.Quic.Managed.Core;
 /// </summary>
 internal sealed partial class Connection
 {
-    private ulong _greaseBits;
-    private int _greaseBitsLeft;
-
     /// <summary>True when the packets we receive may have the Fixed Bit cleared (we advertised grease_quic_bit).</summary>
     private bool AcceptsGreasedFixedBit => _options.GreaseQuicBit;
 

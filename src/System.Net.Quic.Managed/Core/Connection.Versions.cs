@@ -14,10 +14,6 @@ namespace System.Net.Quic.Managed.Core;
 /// </summary>
 internal sealed partial class Connection
 {
-    private uint _originalVersion;
-    private uint[] _availableVersions = Array.Empty<uint>();
-    private PacketProtectionKeys? _originalVersionInitialReceiveKeys;
-
     /// <summary>The version of the client's first Initial; <see cref="Version"/> differs after a compatible negotiation.</summary>
     public uint OriginalVersion => _originalVersion;
 

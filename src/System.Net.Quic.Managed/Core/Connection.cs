@@ -215,6 +215,21 @@ internal sealed partial class Connection : IDisposable
     // Tracing
     private long _lastEventUs;
     private string? _eventConnectionId;
+    // Datagrams
+    private readonly Queue<(long Id, byte[] Data)> _datagramsToSend = new();
+    private readonly Queue<byte[]> _datagramsReceived = new();
+    private readonly Queue<DatagramOutcome> _datagramOutcomes = new();
+    private long _nextDatagramId;
+    private bool _datagramsFirst;
+    private bool _datagramReceivedEventPending;
+    private bool _datagramOutcomeEventPending;
+    // Grease
+    private ulong _greaseBits;
+    private int _greaseBitsLeft;
+    // Versions
+    private uint _originalVersion;
+    private uint[] _availableVersions = Array.Empty<uint>();
+    private PacketProtectionKeys? _originalVersionInitialReceiveKeys;
 
     /// <summary>The Destination Connection ID of the client's first Initial (names qlog files).</summary>
     public ConnectionId OriginalDestinationId => _originalDestinationId;
