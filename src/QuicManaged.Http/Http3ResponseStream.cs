@@ -120,19 +120,8 @@ internal sealed class Http3ResponseStream : Stream
 
                         await ReadTrailersAsync(cancellationToken).ConfigureAwait(false);
                         break;
-                    case Http3FrameType.PushPromise:
-                        throw new Http3ProtocolException(Http3ErrorCode.IdError, "PUSH_PROMISE without MAX_PUSH_ID");
-                    case Http3FrameType.Settings:
-                    case Http3FrameType.Goaway:
-                    case Http3FrameType.MaxPushId:
-                    case Http3FrameType.CancelPush:
-                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"control frame 0x{header.Type:x} on a request stream");
                     default:
-                        if (Http3FrameType.IsReservedHttp2Type(header.Type))
-                        {
-                            throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"reserved HTTP/2 frame type 0x{header.Type:x}");
-                        }
-
+                        Http3FrameType.RejectOnRequestStream(header.Type);
                         await _reader.SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
                         break;
                 }

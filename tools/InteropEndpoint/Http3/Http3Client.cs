@@ -145,20 +145,8 @@ internal sealed class Http3Client : IAsyncDisposable
                     }
 
                     break;
-                case Http3FrameType.PushPromise:
-                    // RFC 9114 §7.2.5: no MAX_PUSH_ID was sent, so every push id exceeds the maximum.
-                    throw new Http3ProtocolException(Http3ErrorCode.IdError, "PUSH_PROMISE without MAX_PUSH_ID");
-                case Http3FrameType.Settings:
-                case Http3FrameType.Goaway:
-                case Http3FrameType.MaxPushId:
-                case Http3FrameType.CancelPush:
-                    throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"control frame 0x{header.Type:x} on a request stream");
                 default:
-                    if (Http3FrameType.IsReservedHttp2Type(header.Type))
-                    {
-                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, $"reserved HTTP/2 frame type 0x{header.Type:x}");
-                    }
-
+                    Http3FrameType.RejectOnRequestStream(header.Type);
                     // RFC 9114 §9: unknown frame types are ignored.
                     await reader.SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
                     break;
