@@ -321,7 +321,9 @@ public class AbandonedConnectionTests(ITestOutputHelper output)
         bool released = await QuicConformanceTests.EventuallyAsync(() => CountFds() <= fds + 2 && CountActiveThreads() <= threads + 2, TimeSpan.FromSeconds(10));
         output.WriteLine($"{(closedByPeer ? "closed by the peer" : "idle timeout")}: fds {fds} -> {fdsWith} with 20 abandoned connections -> {CountFds()}; active threads {threads} -> {threadsWith} -> {CountActiveThreads()} " +
             $"(parked driver threads {System.Net.Quic.Managed.Io.DriverThreadPool.IdleCount})");
-        Assert.True(fdsWith >= fds + 20, "the connections did not hold their sockets: the test measured nothing");
+        // One UDP socket per client connection; an idle shared client loop elsewhere in the process may close its two
+        // wake-up sockets meanwhile (UdpDriverLoop.IdleExit), so this sanity check leaves room for that.
+        Assert.True(fdsWith >= fds + 20 - (2 * Math.Max(1, System.Net.Quic.Managed.Io.UdpDriverLoop.ClientLoopCount)), "the connections did not hold their sockets: the test measured nothing");
         Assert.True(released, $"fds {CountFds()} (baseline {fds}), active threads {CountActiveThreads()} (baseline {threads})");
     }
 
