@@ -350,12 +350,18 @@ internal sealed class UdpDriver : IDisposable
     /// </summary>
     internal void OnDetached()
     {
-        _receiver.Release();
         Volatile.Write(ref _loopThread, null);
+        ReleaseLoopDriver();
+        _loopExited.Set();
+    }
+
+    /// <summary>A loop driver that no loop waits on any more: buffers back to the pool, socket closed, queued work abandoned.</summary>
+    private void ReleaseLoopDriver()
+    {
+        _receiver.Release();
         _socket.Dispose();
         _abandoning = true;
         AbandonWork();
-        _loopExited.Set();
     }
 
     private bool WaitConnected(int waitUs)
@@ -539,10 +545,7 @@ internal sealed class UdpDriver : IDisposable
                 return;
             }
             _loop.CancelReservation();
-            _receiver.Release();
-            _socket.Dispose();
-            _abandoning = true;
-            AbandonWork();
+            ReleaseLoopDriver();
             return;
         }
         Interlocked.Exchange(ref _sleeping, 1);
