@@ -20,12 +20,12 @@ section="$FUZZ_WORK/section.md"
   echo "Last campaign: started $started, commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)," \
     "\`FUZZ_SECONDS=$FUZZ_SECONDS tests/Fuzz/campaign.sh${*:+ $*}\` ($(nproc) cores, AFL++ $(afl-fuzz -h 2>&1 | grep -oE '\+\+[0-9.a-z]+' | head -n 1 | tr -d '+'))."
   echo
-  echo "| target | execs | paths | crashes | hangs |"
-  echo "| --- | ---: | ---: | ---: | ---: |"
+  echo "| target | execs | paths | coverage edges | crashes | hangs |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
   if [ -f "$FUZZ_WORK/summary.txt" ]; then
-    while read -r t e p c h; do echo "| $t | $e | $p | $c | $h |"; done <"$FUZZ_WORK/summary.txt"
+    while read -r t e p g c h; do echo "| $t | $e | $p | $g | $c | $h |"; done <"$FUZZ_WORK/summary.txt"
   else
-    echo "| (no target ran: see $FUZZ_WORK/campaign.log) | | | | |"
+    echo "| (no target ran: see $FUZZ_WORK/campaign.log) | | | | | |"
   fi
   echo "<!-- fuzz-campaign:end -->"
 } >"$section"

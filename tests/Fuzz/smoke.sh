@@ -63,10 +63,13 @@ rm -rf "$bin" && mkdir -p "$bin"
 if ! dotnet build "$project" -c Release -nologo -v q -clp:ErrorsOnly -o "$bin" >/dev/null; then
   echo "FAIL fuzz: build failed"; echo "fuzz: 0 passed, 1 failed"; exit 1
 fi
-if ! sharpfuzz "$bin/System.Net.Quic.Managed.dll" >"$work/sharpfuzz.log" 2>&1; then
-  echo "FAIL fuzz: sharpfuzz could not instrument System.Net.Quic.Managed.dll: $(tail -n 3 "$work/sharpfuzz.log")"
-  echo "fuzz: 0 passed, 1 failed"; exit 1
-fi
+# The transport, the HTTP/3 + QPACK library and DatagramDumper (whose readers the capture target drives).
+for assembly in System.Net.Quic.Managed QuicManaged.Http DatagramDumper; do
+  if ! sharpfuzz "$bin/$assembly.dll" >"$work/sharpfuzz.log" 2>&1; then
+    echo "FAIL fuzz: sharpfuzz could not instrument $assembly.dll: $(tail -n 3 "$work/sharpfuzz.log")"
+    echo "fuzz: 0 passed, 1 failed"; exit 1
+  fi
+done
 if [ ${#targets[@]} -eq 0 ]; then mapfile -t targets < <(dotnet "$bin/QuicManaged.Fuzz.dll" --list); fi
 
 stat() { grep -E "^$2 *:" "$1/fuzzer_stats" 2>/dev/null | head -n 1 | sed 's/.*: *//'; }
@@ -86,9 +89,10 @@ for t in "${targets[@]}"; do
   rc=$?
   d="$out/default"
   execs=$(stat "$d" execs_done); paths=$(stat "$d" corpus_count); [ -n "$paths" ] || paths=$(stat "$d" paths_total)
+  edges=$(stat "$d" edges_found)
   crashes=$(find "$d/crashes" -type f -name 'id:*' 2>/dev/null | wc -l)
   hangs=$(find "$d/hangs" -type f -name 'id:*' 2>/dev/null | wc -l)
-  printf '%s %s %s %s %s\n' "$t" "${execs:-0}" "${paths:-0}" "$crashes" "$hangs" >>"$work/summary.txt.tmp"
+  printf '%s %s %s %s %s %s\n' "$t" "${execs:-0}" "${paths:-0}" "${edges:-0}" "$crashes" "$hangs" >>"$work/summary.txt.tmp"
   if [ "${execs:-0}" = 0 ] || grep -qE 'PROGRAM ABORT|SYSTEM ERROR' "$out/afl.log"; then
     echo "FAIL fuzz $t: afl-fuzz did not run (exit $rc): $(grep -aE 'PROGRAM ABORT|SYSTEM ERROR|Location|Exception' "$out/afl.log" | sed 's/\x1b\[[0-9;]*m//g' | head -n 4 | tr '\n' ' ')"
     failed=$((failed + 1))
@@ -101,7 +105,7 @@ for t in "${targets[@]}"; do
     done
     failed=$((failed + 1))
   else
-    echo "PASS fuzz $t: $execs execs, $paths paths"
+    echo "PASS fuzz $t: $execs execs, $paths paths, ${edges:-0} edges"
     passed=$((passed + 1))
   fi
 done

@@ -28,6 +28,9 @@ internal sealed class EventPipeDatagramSource : IDatagramSource
     /// <summary>Reads a recorded trace (dotnet-trace collect --providers System.Net.Quic.Managed:0x1:5, or this tool's --record).</summary>
     public static EventPipeDatagramSource FromFile(string path) => new(() => File.OpenRead(path), null);
 
+    /// <summary>Reads a trace held in memory (the fuzz target's entry point).</summary>
+    public static EventPipeDatagramSource FromBytes(byte[] trace) => new(() => new MemoryStream(trace, writable: false), null);
+
     /// <summary>The EventPipe provider spec that turns datagram events on.</summary>
     public static EventPipeProvider Provider => new(ProviderName, EventLevel.Verbose, DatagramsKeyword);
 

@@ -170,7 +170,7 @@ internal static class QpackDecoder
         }
 
         // The shortest Huffman code is 5 bits, so the decoded form is at most 8/5 of the encoded length.
-        int maxDecoded = (int)Math.Min((raw.Length * 8L / 5) + 1, Math.Max(0, budget) + 1);
+        int maxDecoded = (int)Math.Min((raw.Length * 8L / 5) + 1, Math.Clamp(budget, 0, int.MaxValue - 1) + 1);
         byte[]? rented = null;
         Span<byte> buffer = maxDecoded <= 512 ? stackalloc byte[512] : (rented = ArrayPool<byte>.Shared.Rent(maxDecoded));
         try

@@ -116,7 +116,57 @@ internal static class Corpus
             Record(3, stream)));
         Put("endpoint", "raw-datagrams", Cat([1], Record(0, Hex(Rfc9001Vectors.V1Retry)), Record(0, Hex("c0ff00000108" + "0102030405060708" + "00" + "0000")),
             Record(0x10, Hex(Rfc9001Vectors.V1ChaChaPacket))));
+
+        WriteHttpAndCapture(Put);
     }
+
+
+    /// <summary>Seeds for the http3, qpack and capture targets.</summary>
+    private static void WriteHttpAndCapture(Action<string, string, byte[]> put)
+    {
+        var request = new List<QuicManaged.Http.Qpack.HeaderField>
+        {
+            new(":method", "POST"), new(":scheme", "https"), new(":authority", "example.com"), new(":path", "/upload?x=1"),
+            new("content-type", "application/octet-stream"), new("x-custom", "some value"),
+        };
+        byte[] section = QuicManaged.Http.Qpack.QpackEncoder.Encode(request);
+
+        // ---- http3 ---- (byte 0 mod 3: 0 a server's uni stream seen by the client, 1 a client's seen by the server, 2 a request stream)
+        byte[] settings = new QuicManaged.Http.Framing.Http3Settings { MaxFieldSectionSize = 16384 }.EncodeFrame();
+        put("http3", "0-control-settings-goaway", Cat([0, 0x00], settings, QuicManaged.Http.Framing.Http3FrameCodec.EncodeSingleIntegerFrame(0x07, 4)));
+        put("http3", "1-control-settings-max-push-id", Cat([1, 0x00], settings, QuicManaged.Http.Framing.Http3FrameCodec.EncodeSingleIntegerFrame(0x0d, 8)));
+        put("http3", "1-qpack-encoder-stream", Cat([1, 0x02], Hex("20")));
+        put("http3", "0-qpack-decoder-stream", Cat([0, 0x03], Hex("0001")));
+        put("http3", "2-request-headers-data", Cat([2], QuicManaged.Http.Framing.Http3Message.EncodeHeadersFrame(request),
+            QuicManaged.Http.Framing.Http3FrameCodec.EncodeFrame(0x00, "hello"u8), Hex("2103616263")));
+
+        // ---- qpack ---- (one field section)
+        put("qpack", "request", section);
+        put("qpack", "rfc9204-b1-literal-name-reference", Hex("0000510b2f696e6465782e68746d6c"));
+
+        // ---- capture ---- (byte 0 mod 3: 0 pcap/pcapng, 1 nettrace, 2 one raw datagram)
+        byte[] initial = Hex(Rfc9001Vectors.V1ClientProtected);
+        put("capture", "0-pcap-ethernet-ipv4-udp-initial", Cat([0], Pcap(initial)));
+        put("capture", "1-nettrace-header", Cat([1], "Nettrace"u8.ToArray(), [20, 0, 0, 0], "!FastSerialization.1"u8.ToArray()));
+        put("capture", "2-raw-rfc9001-client-initial", Cat([2], initial));
+        put("capture", "2-raw-rfc9001-server-initial", Cat([2], Hex(Rfc9001Vectors.V1ServerProtected)));
+    }
+
+    /// <summary>A libpcap file (Ethernet link type) with one IPv4/UDP frame from 127.0.0.1:50000 to 127.0.0.1:443.</summary>
+    private static byte[] Pcap(byte[] payload)
+    {
+        byte[] global = Cat(LittleEndian(0xa1b2c3d4), [2, 0, 4, 0], new byte[8], LittleEndian(65535), LittleEndian(1));
+        int udpLength = 8 + payload.Length;
+        int ipLength = 20 + udpLength;
+        byte[] ethernet = Cat(new byte[12], [0x08, 0x00]);
+        byte[] ip = Cat([0x45, 0, (byte)(ipLength >> 8), (byte)ipLength, 0, 0, 0x40, 0, 64, 17, 0, 0], [127, 0, 0, 1], [127, 0, 0, 1]);
+        byte[] udp = [0xc3, 0x50, 0x01, 0xbb, (byte)(udpLength >> 8), (byte)udpLength, 0, 0];
+        byte[] frame = Cat(ethernet, ip, udp, payload);
+        byte[] record = Cat(LittleEndian(1_700_000_000), LittleEndian(0), LittleEndian((uint)frame.Length), LittleEndian((uint)frame.Length));
+        return Cat(global, record, frame);
+    }
+
+    private static byte[] LittleEndian(uint value) => [(byte)value, (byte)(value >> 8), (byte)(value >> 16), (byte)(value >> 24)];
 
     /// <summary>A Retry to the harness client (its connection IDs are deterministic), with a valid integrity tag.</summary>
     private static byte[] RetryFor()

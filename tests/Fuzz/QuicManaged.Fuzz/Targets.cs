@@ -36,6 +36,9 @@ internal static class Targets
         ["endpoint-client"] = ClientEndpointTarget.Run,
         ["tls-server"] = TlsEngineTargets.Server,
         ["tls-client"] = TlsEngineTargets.Client,
+        ["http3"] = HttpAndDumperTargets.Http3,
+        ["qpack"] = HttpAndDumperTargets.Qpack,
+        ["capture"] = HttpAndDumperTargets.Capture,
     };
 
     private static void Check(bool condition, string what)

@@ -33,6 +33,18 @@ public class QpackCodecTests
         Assert.Equal(fields, Decode(section));
     }
 
+    [Theory]
+    [InlineData(long.MaxValue)]       // no limit (what Http3Settings holds when the peer sends none): once overflowed to a negative buffer size
+    [InlineData(int.MaxValue + 1L)]
+    [InlineData(64 * 1024L)]
+    public void Decode_HuffmanString_UnderAnyFieldSectionLimit(long max)
+    {
+        // Found by the qpack fuzz target: RFC 9204 B.1's ":path /index.html", re-encoded with Huffman, failed to
+        // decode when the limit was long.MaxValue (the decode buffer's size overflowed).
+        List<HeaderField> fields = [new(":path", "/index.html"), new("x-custom", "some value")];
+        Assert.Equal(fields, Decode(QpackEncoder.Encode(fields), max));
+    }
+
     [Fact]
     public void Encode_UsesExpectedRepresentations()
     {
