@@ -18,6 +18,9 @@ public sealed class PerfOptions
 
     public double Seconds { get; private set; } = 10;
 
+    /// <summary>Whole seconds at the start of a timed download left out of every figure (iperf3's --omit).</summary>
+    public int OmitSeconds { get; private set; }
+
     /// <summary>-s: serve until stopped.</summary>
     public bool Server { get; private set; }
 
@@ -87,6 +90,14 @@ public sealed class PerfOptions
                 DefaultValueFactory = _ => 10,
                 CustomParser = r => Value(r, v => double.TryParse(v, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s > 0 ? s : (double?)null),
             };
+            OmitOption = new Option<int>("--omit", "-O")
+            {
+                HelpName = "N",
+                Description = "Download N more seconds first and leave them out of every figure (like iperf3 -O): the JIT's " +
+                    "tiering of the data path and slow start then fall outside the measured -t seconds.",
+                DefaultValueFactory = _ => 0,
+                CustomParser = r => Value(r, v => int.TryParse(v, NumberStyles.None, CultureInfo.InvariantCulture, out int o) && o <= 600 ? o : (int?)null),
+            };
             BytesOption = new Option<long?>("--bytes")
             {
                 HelpName = "N[K|M|G]",
@@ -151,7 +162,7 @@ public sealed class PerfOptions
 
             Root = new Command("QuicPerf", Description)
             {
-                ServerOption, ClientOption, PortOption, SecondsOption, BytesOption, StreamsOption, WindowOption,
+                ServerOption, ClientOption, PortOption, SecondsOption, OmitOption, BytesOption, StreamsOption, WindowOption,
                 ProviderOption, IPv6Option, CipherOption, CertOption,
                 new System.CommandLine.Help.HelpOption { Recursive = true },
             };
@@ -180,6 +191,8 @@ public sealed class PerfOptions
         public Option<int> PortOption { get; }
 
         public Option<double> SecondsOption { get; }
+
+        public Option<int> OmitOption { get; }
 
         public Option<long?> BytesOption { get; }
 
@@ -218,6 +231,12 @@ public sealed class PerfOptions
             options.Port = result.GetValue(PortOption);
             options.Seconds = result.GetValue(SecondsOption);
             options.Bytes = result.GetValue(BytesOption);
+            options.OmitSeconds = result.GetValue(OmitOption);
+            if (options.OmitSeconds > 0 && options.Bytes is not null)
+            {
+                error = "--omit applies to a timed download (-t), not to --bytes";
+                return false;
+            }
             options.Streams = result.GetValue(StreamsOption);
             options.StreamWindow = result.GetValue(WindowOption);
             options.Provider = result.GetValue(ProviderOption) ?? _defaultKind;

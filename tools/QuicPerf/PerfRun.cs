@@ -101,12 +101,16 @@ public sealed class PerfRun
             Console.WriteLine($"warning: asked for {wanted} but {negotiated} was negotiated (the provider ignores CipherSuitesPolicy)");
         }
 
-        // Measure the transfer only: counters snapshotted after the handshake.
+        // Measure the transfer only: counters snapshotted after the handshake, or after the omitted seconds.
         var before = new ResourceSnapshot(wire);
         ThreadCpuSnapshot? threadsBefore = ThreadCpuSnapshot.Take();
         long transferStart = Stopwatch.GetTimestamp();
-        long deadline = _options.Bytes is null ? transferStart + (long)(_options.Seconds * Stopwatch.Frequency) : long.MaxValue;
-        using var stall = new CancellationTokenSource(TimeSpan.FromSeconds((_options.Bytes is null ? _options.Seconds : 3600) + 30));
+        int omit = _options.OmitSeconds;
+        long deadline = _options.Bytes is null ? transferStart + (long)((_options.Seconds + omit) * Stopwatch.Frequency) : long.MaxValue;
+        using var stall = new CancellationTokenSource(TimeSpan.FromSeconds((_options.Bytes is null ? _options.Seconds + omit : 3600) + 30));
+        long measureStart = transferStart;
+        long receivedBefore = 0;
+        long readsBefore = 0;
 
         var tasks = new Task[_options.Streams];
         for (int i = 0; i < tasks.Length; i++)
@@ -145,8 +149,19 @@ public sealed class PerfRun
             lastBytes = bytes;
             lastTick = now;
             if (finished) break;
+            if (second == omit && omit > 0)
+            {
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"(the {omit} s above are omitted from the figures below)"));
+                before = new ResourceSnapshot(wire);
+                threadsBefore = ThreadCpuSnapshot.Take();
+                measureStart = Stopwatch.GetTimestamp();
+                receivedBefore = Interlocked.Read(ref _received);
+                readsBefore = Interlocked.Read(ref _reads);
+                lastBytes = receivedBefore;
+                lastTick = measureStart;
+            }
         }
-        double elapsed = Stopwatch.GetElapsedTime(transferStart).TotalSeconds;
+        double elapsed = Stopwatch.GetElapsedTime(measureStart).TotalSeconds;
         var after = new ResourceSnapshot(wire);
         ThreadCpuSnapshot? threadsAfter = ThreadCpuSnapshot.Take();
         string packets = "n/a (statistics are a managed-provider extension)";
@@ -164,7 +179,7 @@ public sealed class PerfRun
 
         foreach (PerfClientConnection c in connections) await c.DisposeAsync().ConfigureAwait(false);
 
-        long received = Interlocked.Read(ref _received);
+        long received = Interlocked.Read(ref _received) - receivedBefore;
         double mib = received / MiB;
         double cpu = (after.Cpu - before.Cpu).TotalSeconds;
         long allocated = after.Allocated - before.Allocated;
@@ -177,7 +192,7 @@ public sealed class PerfRun
         double ttfbMs = _firstByteTicks == long.MaxValue ? double.NaN : (_firstByteTicks - transferStart) * 1000.0 / Stopwatch.Frequency;
         Console.WriteLine(string.Create(inv, $"  time to first byte       : {ttfbMs:F2} ms (request sent to first payload byte read)"));
         Console.WriteLine($"  packets     : {packets}");
-        long reads = Interlocked.Read(ref _reads);
+        long reads = Interlocked.Read(ref _reads) - readsBefore;
         Console.WriteLine(string.Create(inv, $"  app reads   : {reads} ReadAsync calls of a {PerfRequestHandler.ChunkSize / 1024} KiB buffer, {(reads > 0 ? received / (double)reads : 0):F0} bytes each on average, {(reads > 0 ? elapsed * 1e6 / reads : 0):F0} us apart"));
         Console.WriteLine(string.Create(inv, $"  handshake   : {firstHandshakeMs:F2} ms warm ({coldHandshakeMs:F1} ms for the first, cold connection in the process incl. JIT)"));
         Console.WriteLine(string.Create(inv, $"  CPU time    : {cpu:F2} s ({100 * cpu / elapsed:F0}% of one core; {(mib > 0 ? 1000 * cpu / mib : 0):F2} ms per MiB, client+server)"));
