@@ -22,7 +22,7 @@ internal static class Corpus
         "1a0102030405060708", "1b0102030405060708", "1c0a060568656c6c6f", "1d40640100", "30cafe", "3103010203",
     ];
 
-    private static byte[] Hex(string hex) => Convert.FromHexString(hex);
+    private static byte[] Hex(string hex) => Rfc9001Vectors.Hex(hex);
 
     private static byte[] Cat(params byte[][] parts)
     {

@@ -2,7 +2,7 @@ using System.Net.Quic.Managed.Crypto;
 using System.Net.Quic.Managed.Wire;
 using System.Net.Security;
 using System.Security.Cryptography;
-using static System.Net.Quic.Managed.Tests.Crypto.Rfc9001Vectors;
+using static QuicManaged.Tools.DatagramDumper.Rfc9001Vectors;
 
 namespace System.Net.Quic.Managed.Tests.Crypto;
 

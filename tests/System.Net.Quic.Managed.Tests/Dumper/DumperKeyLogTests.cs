@@ -1,5 +1,4 @@
 using System.Net.Quic.Managed.Crypto;
-using System.Net.Quic.Managed.Tests.Crypto;
 using System.Net.Quic.Managed.Wire;
 using System.Net.Security;
 using QuicManaged.Tools.DatagramDumper;

@@ -1,5 +1,4 @@
 using System.Net.Quic.Managed.Crypto;
-using System.Net.Quic.Managed.Tests.Crypto;
 using System.Net.Quic.Managed.Wire;
 using QuicManaged.Tools.DatagramDumper;
 

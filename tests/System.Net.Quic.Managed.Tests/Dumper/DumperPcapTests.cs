@@ -1,5 +1,4 @@
 using System.Buffers.Binary;
-using System.Net.Quic.Managed.Tests.Crypto;
 using QuicManaged.Tools.DatagramDumper;
 
 namespace System.Net.Quic.Managed.Tests.Dumper;

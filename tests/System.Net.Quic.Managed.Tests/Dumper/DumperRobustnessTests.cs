@@ -1,4 +1,3 @@
-using System.Net.Quic.Managed.Tests.Crypto;
 using QuicManaged.Tools.DatagramDumper;
 
 namespace System.Net.Quic.Managed.Tests.Dumper;

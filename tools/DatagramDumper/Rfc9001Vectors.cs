@@ -1,8 +1,9 @@
-namespace System.Net.Quic.Managed.Tests.Crypto;
+namespace QuicManaged.Tools.DatagramDumper;
 
 /// <summary>
-/// Test vectors copied from RFC 9001 Appendix A (QUIC v1) and RFC 9369 Appendix A (QUIC v2).
-/// Hex is kept in the RFCs' own line layout; whitespace is stripped by <see cref="Hex"/>.
+/// Test vectors copied from RFC 9001 Appendix A (QUIC v1) and RFC 9369 Appendix A (QUIC v2): the one copy in the
+/// repository, behind the dumper's built-in samples and used by the unit tests and the fuzz harness (both see it
+/// through InternalsVisibleTo). Hex is kept in the RFCs' own line layout; whitespace is stripped by <see cref="Hex"/>.
 /// </summary>
 internal static class Rfc9001Vectors
 {
