@@ -124,7 +124,7 @@ internal sealed partial class Connection
                     _peerIds.OnRetirementLost((ulong)frame.SequenceNumber);
                     break;
                 case SentFrameKind.HandshakeDone:
-                    _handshakeDonePending = true;
+                    _handshake.QueueHandshakeDone();
                     break;
                 case SentFrameKind.NewToken:
                     OnNewTokenLost();

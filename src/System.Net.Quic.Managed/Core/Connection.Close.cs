@@ -18,7 +18,7 @@ internal sealed partial class Connection
     {
         if (_close.Phase != ConnectionPhase.Open) return;
         Error = ConnectionError.Transport(code, reason, byPeer: false, frameType);
-        if (!_handshakeCompleted) OnHandshakeFailed();
+        if (!_handshake.IsCompleted) OnHandshakeFailed();
         EnterClosing(nowUs);
     }
 
@@ -36,7 +36,7 @@ internal sealed partial class Connection
         if (_close.Phase is ConnectionPhase.Draining or ConnectionPhase.Closed) return;
         bool wasOpen = _close.Phase == ConnectionPhase.Open;
         Error ??= error;
-        if (wasOpen && !_handshakeCompleted) OnHandshakeFailed();
+        if (wasOpen && !_handshake.IsCompleted) OnHandshakeFailed();
         _close.EnterDraining(nowUs, _recovery.PtoDurationUs);
         if (wasOpen)
         {

@@ -26,7 +26,7 @@ internal sealed partial class Connection
     {
         get
         {
-            if (!_handshakeCompleted || PeerParameters?.MaxDatagramFrameSize is not ulong peerMax || peerMax == 0) return 0;
+            if (!_handshake.IsCompleted || PeerParameters?.MaxDatagramFrameSize is not ulong peerMax || peerMax == 0) return 0;
             int packetRoom = _maxDatagramSize - 1 - ConnectionId.MaxLength - 4 - PacketProtectionKeys.TagLength;
             int frameRoom = (int)Math.Min(peerMax, (ulong)packetRoom);
             int payload = frameRoom - 1 - VariableLengthInteger.GetEncodedLength((ulong)frameRoom);
@@ -77,7 +77,7 @@ internal sealed partial class Connection
     /// <summary>Datagrams waiting to be sent.</summary>
     internal int QueuedDatagramCount => _datagramsToSend.Count;
 
-    private bool HasDatagramsToSend => _datagramsToSend.Count > 0 && _handshakeCompleted;
+    private bool HasDatagramsToSend => _datagramsToSend.Count > 0 && _handshake.IsCompleted;
 
     private TransportErrorCode ProcessDatagramFrame(FrameType type, ref QuicReader reader, out string? reason)
     {

@@ -40,7 +40,7 @@ internal sealed partial class Connection
         }
         else
         {
-            if (!IsServer || app.ZeroRttReceiveKeys is not null || _handshakeConfirmed) return;
+            if (!IsServer || app.ZeroRttReceiveKeys is not null || _handshake.IsConfirmed) return;
             app.ZeroRttReceiveKeys = PacketProtectionKeys.Create(secret.Secret, secret.CipherSuite, Version);
         }
     }

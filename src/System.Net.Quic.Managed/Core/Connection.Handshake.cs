@@ -71,9 +71,9 @@ internal sealed partial class Connection
         }
         if (!IsServer) TakeSessionTickets();
 
-        if (!_peerParametersApplied && _tls.HasPeerTransportParameters)
+        if (!_handshake.PeerParametersApplied && _tls.HasPeerTransportParameters)
         {
-            _peerParametersApplied = true;
+            _handshake.ApplyPeerParameters();
             TransportErrorCode error = ApplyPeerParameters(nowUs, out string? reason);
             if (error != TransportErrorCode.NoError)
             {
@@ -82,7 +82,7 @@ internal sealed partial class Connection
             }
         }
 
-        if (!_handshakeCompleted && _tls.IsComplete) OnHandshakeComplete(nowUs);
+        if (!_handshake.IsCompleted && _tls.IsComplete) OnHandshakeComplete(nowUs);
     }
 
     private static PacketSpaceState SpaceFor(PacketSpaceState[] spaces, EncryptionLevel level) => level switch
@@ -185,7 +185,7 @@ internal sealed partial class Connection
 
     private void OnHandshakeComplete(long nowUs)
     {
-        _handshakeCompleted = true;
+        _handshake.Complete();
         _handshakeDeadlineUs = long.MaxValue;
         QuicTelemetryCounters.HandshakeCompleted();
         if (QuicEventSource.Log.InformationalEnabled)
@@ -196,7 +196,7 @@ internal sealed partial class Connection
         if (IsServer)
         {
             // RFC 9001 §4.1.2: the server's handshake is confirmed when it completes; HANDSHAKE_DONE tells the client.
-            _handshakeDonePending = true;
+            _handshake.QueueHandshakeDone();
             OnHandshakeConfirmed(nowUs);
         }
         Emit(ConnectionEventKind.HandshakeCompleted);
@@ -204,8 +204,7 @@ internal sealed partial class Connection
 
     private void OnHandshakeConfirmed(long nowUs)
     {
-        if (_handshakeConfirmed) return;
-        _handshakeConfirmed = true;
+        if (!_handshake.Confirm()) return;
         _recovery.OnHandshakeConfirmed(nowUs);
         // RFC 9001 §4.9.3: 0-RTT still in flight after this is dropped; the client resends it in 1-RTT.
         Space(PacketNumberSpace.ApplicationData).DiscardZeroRttKeys();

@@ -26,7 +26,7 @@ internal sealed partial class Connection
     /// </summary>
     public bool MigrateLocalAddress(long nowUs)
     {
-        if (IsServer || !_handshakeConfirmed || PeerParameters?.DisableActiveMigration == true) return false;
+        if (IsServer || !_handshake.IsConfirmed || PeerParameters?.DisableActiveMigration == true) return false;
         if (!_peerIds.TryRotate()) return false;
         _previousRemote = _remote;
         _pathValidator ??= new PathValidator(_random);

@@ -96,10 +96,9 @@ internal sealed partial class Connection
             return false;
         }
 
-        if (!IsServer && !_receivedServerPacket)
+        if (!IsServer && _handshake.OnServerPacket())
         {
             // RFC 9000 §7.2: the client switches to the server's chosen ID on its first packet.
-            _receivedServerPacket = true;
             _peerInitialSourceId = new ConnectionId(header.SourceConnectionId);
             _peerIds.SetInitial(_peerInitialSourceId);
         }
@@ -162,7 +161,7 @@ internal sealed partial class Connection
 
         if (isUpdate)
         {
-            if (!_handshakeConfirmed)
+            if (!_handshake.IsConfirmed)
             {
                 // RFC 9001 §6.1: no key update before the handshake is confirmed.
                 CloseWithError(TransportErrorCode.KeyUpdateError, "key update before handshake confirmation", nowUs);
@@ -215,7 +214,7 @@ internal sealed partial class Connection
     private void ProcessVersionNegotiation(ReadOnlySpan<byte> packet, long nowUs)
     {
         // RFC 9000 §6.2: a client that received any other packet, or sees its own version listed, ignores it.
-        if (IsServer || _receivedServerPacket) return;
+        if (IsServer || _handshake.ReceivedServerPacket) return;
         if (!VersionNegotiationPacket.TryParse(packet, out VersionNegotiationPacket vn)) return;
         if (!vn.DestinationConnectionId.SequenceEqual(_initialSourceId.Span) || !vn.SourceConnectionId.SequenceEqual(_originalDestinationId.Span)) return;
         foreach (uint version in vn.Versions)
@@ -230,7 +229,7 @@ internal sealed partial class Connection
     private void ProcessRetry(Span<byte> packet, long nowUs)
     {
         // RFC 9000 §17.2.5.2: a client accepts one Retry, before any other server packet, with a valid integrity tag.
-        if (IsServer || _receivedServerPacket || _retrySourceId is not null) return;
+        if (IsServer || _handshake.ReceivedServerPacket || _retrySourceId is not null) return;
         if (!RetryPacket.TryParse(packet, out RetryPacket retry)) return;
         if (retry.Token.IsEmpty || !RetryIntegrity.Verify(Version, _originalDestinationId.Span, packet)) return;
         if (!retry.DestinationConnectionId.SequenceEqual(_initialSourceId.Span)) return;
@@ -255,7 +254,7 @@ internal sealed partial class Connection
     {
         // RFC 9000 §9.3: only the largest packet number so far moves the path; older reordered packets do not.
         if (pn < space.Received.LargestReceived) return;
-        if (!_handshakeConfirmed) return; // §9: no migration before the handshake is confirmed
+        if (!_handshake.IsConfirmed) return; // §9: no migration before the handshake is confirmed
         _remote = remote;
         OnPathChanged(nowUs);
     }

@@ -46,10 +46,9 @@ internal sealed partial class Connection
         Statistics.BytesSent += written;
         QuicTelemetryCounters.DatagramSent(written);
         if (!_amplification.IsAddressValidated) _amplification.OnDatagramSent(written);
-        if (_discardInitialAfterSend)
+        if (_handshake.TakeInitialDiscard())
         {
             // RFC 9001 §4.9.1: a client discards Initial keys when it first sends a Handshake packet.
-            _discardInitialAfterSend = false;
             DiscardSpace(PacketNumberSpace.Initial, nowUs);
         }
         return true;
@@ -71,11 +70,7 @@ internal sealed partial class Connection
             int n = WritePacket(space, datagram.Slice(written), padTo, nowUs);
             if (n == 0) continue;
             written += n;
-            if (!IsServer && space.Space == PacketNumberSpace.Handshake && !_sentHandshakePacket)
-            {
-                _sentHandshakePacket = true;
-                _discardInitialAfterSend = true;
-            }
+            if (!IsServer && space.Space == PacketNumberSpace.Handshake) _handshake.OnHandshakePacketWritten();
             if (datagram.Length - written < 64) break;
         }
         return written;
@@ -95,9 +90,9 @@ internal sealed partial class Connection
 
     private bool HasApplicationFramesToSend()
     {
-        if (_handshakeDonePending || _pathResponses.Count > 0 || _pathChallengePending || _rawFramesForTesting is not null || _newTokenToSend is not null) return true;
+        if (_handshake.HandshakeDonePending || _pathResponses.Count > 0 || _pathChallengePending || _rawFramesForTesting is not null || _newTokenToSend is not null) return true;
         // A client sends application data before its handshake completed only as 0-RTT, and then only stream frames.
-        if (!_handshakeCompleted && !IsServer) return CanSendEarlyData && _streams.HasSendableStreams;
+        if (!_handshake.IsCompleted && !IsServer) return CanSendEarlyData && _streams.HasSendableStreams;
         if (_streams.NeedsMaxData || _streams.HasSendableStreams || _keepAlivePending || HasDatagramsToSend) return true;
         if (_streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams) return true;
         if (_streams.LocalBidiLimit.NeedsStreamsBlocked || _streams.LocalUniLimit.NeedsStreamsBlocked) return true;
@@ -191,7 +186,7 @@ internal sealed partial class Connection
             ackEliciting |= WriteApplicationControlFrames(ref writer, frames, nowUs);
         }
         if (!zeroRtt) ackEliciting |= WriteCrypto(space, ref writer, frames);
-        if (space.Space == PacketNumberSpace.ApplicationData && (_handshakeCompleted || IsServer || zeroRtt))
+        if (space.Space == PacketNumberSpace.ApplicationData && (_handshake.IsCompleted || IsServer || zeroRtt))
         {
             ackEliciting |= WriteApplicationData(ref writer, frames, zeroRtt, nowUs);
         }
@@ -252,9 +247,9 @@ internal sealed partial class Connection
     private bool WriteApplicationControlFrames(ref QuicWriter writer, SentFrameList frames, long nowUs)
     {
         bool wrote = WriteRawFramesForTesting(ref writer, frames);
-        if (_handshakeDonePending && writer.TryWriteByte((byte)FrameType.HandshakeDone))
+        if (_handshake.HandshakeDonePending && writer.TryWriteByte((byte)FrameType.HandshakeDone))
         {
-            _handshakeDonePending = false;
+            _handshake.OnHandshakeDoneSent();
             frames.Add(SentFrame.HandshakeDone());
             wrote = true;
         }
@@ -419,14 +414,14 @@ internal sealed partial class Connection
         {
             PacketSpaceState space = _spaces[i];
             if (space.Discarded || !space.CanSend) continue;
-            if (space.Space != PacketNumberSpace.ApplicationData && _handshakeConfirmed) continue;
-            if (space.Space == PacketNumberSpace.ApplicationData && !_handshakeCompleted && !IsServer) continue;
+            if (space.Space != PacketNumberSpace.ApplicationData && _handshake.IsConfirmed) continue;
+            if (space.Space == PacketNumberSpace.ApplicationData && !_handshake.IsCompleted && !IsServer) continue;
             containsInitial |= space.Space == PacketNumberSpace.Initial;
             bool last = true;
             for (int j = i + 1; j < _spaces.Length; j++)
             {
                 PacketSpaceState later = _spaces[j];
-                last &= later.Discarded || !later.CanSend || (later.Space == PacketNumberSpace.ApplicationData && !_handshakeCompleted && !IsServer);
+                last &= later.Discarded || !later.CanSend || (later.Space == PacketNumberSpace.ApplicationData && !_handshake.IsCompleted && !IsServer);
             }
             int padTo = last && containsInitial ? MinInitialDatagramSize - written : 0;
             written += WriteClosePacket(space, datagram.Slice(written), padTo, nowUs);

@@ -10,7 +10,7 @@ internal sealed partial class Connection
     {
         streamId = -1;
         // Before the handshake completes only a client with 0-RTT keys may open streams (RFC 9001 §4.6.1).
-        if ((!_handshakeCompleted && !CanSendEarlyData) || _close.Phase != ConnectionPhase.Open) return false;
+        if ((!_handshake.IsCompleted && !CanSendEarlyData) || _close.Phase != ConnectionPhase.Open) return false;
         if (!_streams.TryOpenLocalStream(unidirectional, out TransportStream? stream)) return false;
         streamId = stream.Id;
         TraceStreamOpened(streamId, locallyInitiated: true);
@@ -124,7 +124,7 @@ internal sealed partial class Connection
     {
         if (Phase != ConnectionPhase.Open) return false;
         PacketSpaceState app = Space(System.Net.Quic.Managed.Recovery.PacketNumberSpace.ApplicationData);
-        if (!_handshakeConfirmed || app.SendPhaseKeys is null || app.ReceivePhaseKeys is null) return false;
+        if (!_handshake.IsConfirmed || app.SendPhaseKeys is null || app.ReceivePhaseKeys is null) return false;
         if (app.SendPhaseKeys.KeyPhase != app.ReceivePhaseKeys.KeyPhase) return false; // the previous update is not answered yet
         if (_recovery.GetTracker(System.Net.Quic.Managed.Recovery.PacketNumberSpace.ApplicationData).LargestAcked < _currentSendPhaseFirstPacket) return false;
         app.SendPhaseKeys.Update();

@@ -29,7 +29,7 @@ internal sealed partial class Connection
             t = Math.Min(t, _pacingBlockedUntilUs);
             if (_firstFlightHoldUntilUs != 0) t = Math.Min(t, _firstFlightHoldUntilUs);
             if (_pathValidator is not null) t = Math.Min(t, _pathValidator.DeadlineUs);
-            if (_options.KeepAliveIntervalUs > 0 && _handshakeCompleted && !_keepAlivePending)
+            if (_options.KeepAliveIntervalUs > 0 && _handshake.IsCompleted && !_keepAlivePending)
             {
                 t = Math.Min(t, _idle.LastActivityUs + _options.KeepAliveIntervalUs);
             }
@@ -56,7 +56,7 @@ internal sealed partial class Connection
             // RFC 9000 §10.1: the connection is silently closed and its state discarded.
             Error ??= new ConnectionError(ConnectionErrorSource.IdleTimeout, 0, false, "idle timeout");
             _close.CloseSilently();
-            if (!_handshakeCompleted) OnHandshakeFailed();
+            if (!_handshake.IsCompleted) OnHandshakeFailed();
             Emit(ConnectionEventKind.Closed);
             return;
         }
@@ -70,7 +70,7 @@ internal sealed partial class Connection
         }
         if (nowUs >= _pacingBlockedUntilUs) _pacingBlockedUntilUs = long.MaxValue;
         if (_pathValidator is not null && nowUs >= _pathValidator.DeadlineUs) OnPathValidationTimeout(nowUs);
-        if (_options.KeepAliveIntervalUs > 0 && _handshakeCompleted && nowUs >= _idle.LastActivityUs + _options.KeepAliveIntervalUs)
+        if (_options.KeepAliveIntervalUs > 0 && _handshake.IsCompleted && nowUs >= _idle.LastActivityUs + _options.KeepAliveIntervalUs)
         {
             _keepAlivePending = true;
         }

@@ -50,7 +50,7 @@ internal sealed partial class Connection
     {
         if (header.Type != PacketType.Initial) return null;
         if (IsServer) return header.Version == _originalVersion ? _originalVersionInitialReceiveKeys : null;
-        if (_receivedServerPacket || Array.IndexOf(_availableVersions, header.Version) < 0 || !AreCompatible(Version, header.Version)) return null;
+        if (_handshake.ReceivedServerPacket || Array.IndexOf(_availableVersions, header.Version) < 0 || !AreCompatible(Version, header.Version)) return null;
         Version = header.Version;
         InstallInitialKeys(_retrySourceId ?? _originalDestinationId);
         // 0-RTT went in the old version, which the server no longer reads: its data goes again in 1-RTT.

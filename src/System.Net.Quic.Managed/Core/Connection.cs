@@ -40,6 +40,7 @@ internal sealed partial class Connection : IDisposable
     private AntiAmplificationLimit _amplification;
     private IdleTimeout _idle;
     private CloseState _close;
+    private HandshakeState _handshake;
     private NetworkAddress _remote;
     private ConnectionId _originalDestinationId;
     private readonly ConnectionId _initialSourceId;
@@ -47,14 +48,7 @@ internal sealed partial class Connection : IDisposable
     private ConnectionId? _retrySourceId;
     private byte[] _retryToken = Array.Empty<byte>();
     private byte[]? _newTokenToSend;
-    private bool _receivedServerPacket;
-    private bool _handshakeCompleted;
-    private bool _handshakeConfirmed;
-    private bool _handshakeDonePending;
-    private bool _peerParametersApplied;
     private bool _closeFramePending;
-    private bool _discardInitialAfterSend;
-    private bool _sentHandshakePacket;
     private long _handshakeDeadlineUs;
     private readonly long _startTimeUs;
     private int _peerAckDelayExponent = (int)TransportParameters.DefaultAckDelayExponent;
@@ -144,9 +138,9 @@ internal sealed partial class Connection : IDisposable
     /// <summary>The IDs the endpoint must route to this connection; drained by the endpoint.</summary>
     public LocalConnectionIdSet LocalIds => _localIds;
 
-    public bool IsHandshakeComplete => _handshakeCompleted;
+    public bool IsHandshakeComplete => _handshake.IsCompleted;
 
-    public bool IsHandshakeConfirmed => _handshakeConfirmed;
+    public bool IsHandshakeConfirmed => _handshake.IsConfirmed;
 
     /// <summary>
     /// True when the handshake went through a Retry (RFC 9000 §8.1.2): on a client, one was accepted; on a server, the
