@@ -10,9 +10,11 @@ using QuicManaged.Http.Qpack;
 namespace QuicManaged.Http;
 
 /// <summary>
-/// One HTTP/3 connection of <see cref="QuicManagedHttpHandler"/> to one authority: our control stream (SETTINGS with a
-/// 0-capacity QPACK table, so the server may not use its dynamic table), the QPACK encoder and decoder streams, the
-/// server's control stream (SETTINGS, GOAWAY), and the requests, one bidirectional stream each (RFC 9114 §4, §6).
+/// One HTTP/3 connection of <see cref="QuicManagedHttpHandler"/> to one authority: our control stream (SETTINGS with the
+/// QPACK dynamic table capacity and blocked-stream limit we decode with), the QPACK encoder and decoder streams (our
+/// encoder never uses the dynamic table; our decoder applies the server's encoder stream and acknowledges on the decoder
+/// stream, RFC 9204 §4.3, §4.4), the server's control stream (SETTINGS, GOAWAY), and the requests, one bidirectional
+/// stream each (RFC 9114 §4, §6).
 /// </summary>
 internal sealed class Http3ClientConnection
 {
@@ -23,6 +25,9 @@ internal sealed class Http3ClientConnection
     private readonly List<QuicStream> _localStreams = new();
     private QuicConnection? _quic;
     private readonly Http3PeerStreams _peerStreams;
+    private readonly QpackDecoderSession _qpack;
+    private QuicStream? _decoderStream;
+    private int _decoderWriting;
     private int _active;
     private volatile bool _draining;
     private volatile Exception? _failure;
@@ -34,11 +39,16 @@ internal sealed class Http3ClientConnection
         Key = key;
         _host = host;
         _port = port;
-        _peerStreams = new Http3PeerStreams(isServer: false, static _ => { }, OnGoaway);
+        _qpack = new QpackDecoderSession(handler.QpackMaxTableCapacity, handler.QpackBlockedStreams);
+        _qpack.DecoderInstructionsQueued += OnDecoderInstructionsQueued;
+        _peerStreams = new Http3PeerStreams(isServer: false, static _ => { }, OnGoaway, _qpack);
         Connected = ConnectAsync();
     }
 
     public string Key { get; }
+
+    /// <summary>The QPACK decoder state of this connection (tests read its insert and byte counts).</summary>
+    internal QpackDecoderSession Qpack => _qpack;
 
     /// <summary>Completes when the handshake and our stream setup are done; faults with an <see cref="HttpRequestException"/>.</summary>
     public Task Connected { get; }
@@ -104,16 +114,21 @@ internal sealed class Http3ClientConnection
 
         try
         {
-            // RFC 9114 §6.2.1: the control stream starts with SETTINGS. RFC 9204 §4.2: both QPACK streams, though a
-            // 0-capacity table never sends an instruction on them.
-            var settings = new Http3Settings { MaxFieldSectionSize = _handler.MaxResponseHeadersLength };
+            // RFC 9114 §6.2.1: the control stream starts with SETTINGS. RFC 9204 §4.2: both QPACK streams; our encoder
+            // never writes to its stream, our decoder acknowledges on its own.
+            var settings = new Http3Settings
+            {
+                MaxFieldSectionSize = _handler.MaxResponseHeadersLength,
+                QpackMaxTableCapacity = _qpack.MaxTableCapacity,
+                QpackBlockedStreams = _qpack.MaxBlockedStreams,
+            };
             byte[] settingsFrame = settings.EncodeFrame();
             byte[] control = new byte[1 + settingsFrame.Length];
             control[0] = (byte)Http3StreamType.Control;
             settingsFrame.CopyTo(control, 1);
             await OpenLocalStreamAsync(control).ConfigureAwait(false);
             await OpenLocalStreamAsync([(byte)Http3StreamType.QpackEncoder]).ConfigureAwait(false);
-            await OpenLocalStreamAsync([(byte)Http3StreamType.QpackDecoder]).ConfigureAwait(false);
+            _decoderStream = await OpenLocalStreamAsync([(byte)Http3StreamType.QpackDecoder]).ConfigureAwait(false);
         }
         catch (QuicException ex)
         {
@@ -124,7 +139,7 @@ internal sealed class Http3ClientConnection
         _ = AcceptLoopAsync(_quic);
     }
 
-    private async Task OpenLocalStreamAsync(byte[] first)
+    private async Task<QuicStream> OpenLocalStreamAsync(byte[] first)
     {
         QuicStream stream = await _quic!.OpenOutboundStreamAsync(QuicStreamType.Unidirectional).ConfigureAwait(false);
         lock (_localStreams)
@@ -133,6 +148,44 @@ internal sealed class Http3ClientConnection
         }
 
         await stream.WriteAsync(first).ConfigureAwait(false);
+        return stream;
+    }
+
+    /// <summary>Writes queued decoder-stream instructions in order, one writer at a time.</summary>
+    private void OnDecoderInstructionsQueued()
+    {
+        if (Interlocked.Exchange(ref _decoderWriting, 1) == 0)
+        {
+            _ = WriteDecoderInstructionsAsync();
+        }
+    }
+
+    private async Task WriteDecoderInstructionsAsync()
+    {
+        try
+        {
+            while (true)
+            {
+                byte[]? instructions = _decoderStream is null ? null : _qpack.TakeDecoderInstructions();
+                if (instructions is null)
+                {
+                    Volatile.Write(ref _decoderWriting, 0);
+                    // Something queued after the take but before the flag was cleared is picked up here.
+                    if (_decoderStream is null || !_qpack.HasDecoderInstructions || Interlocked.Exchange(ref _decoderWriting, 1) != 0)
+                    {
+                        return;
+                    }
+
+                    continue;
+                }
+
+                await _decoderStream!.WriteAsync(instructions).ConfigureAwait(false);
+            }
+        }
+        catch (Exception ex) when (ex is QuicException or ObjectDisposedException or OperationCanceledException or InvalidOperationException)
+        {
+            // The connection is going away.
+        }
     }
 
     private async Task AcceptLoopAsync(QuicConnection quic)
@@ -206,6 +259,7 @@ internal sealed class Http3ClientConnection
     private void Fail(Exception reason, Http3ErrorCode? code)
     {
         _failure ??= reason;
+        _qpack.Fail(reason);
         _handler.Remove(this);
         if (code is Http3ErrorCode c && Interlocked.Exchange(ref _closed, 1) == 0 && _quic is not null)
         {
@@ -313,7 +367,7 @@ internal sealed class Http3ClientConnection
             }
 
             var reader = new Http3FrameReader(stream, 32 * 1024);
-            HttpResponseMessage response = await ReadResponseHeadersAsync(request, reader, cancellationToken).ConfigureAwait(false);
+            HttpResponseMessage response = await ReadResponseHeadersAsync(request, stream.Id, reader, cancellationToken).ConfigureAwait(false);
             _awaitingHeaders.TryRemove(stream.Id, out _);
             await cancellation.DisposeAsync().ConfigureAwait(false);
             var body = new Http3ResponseStream(this, state, reader, response, sendBody, request.Method == HttpMethod.Head);
@@ -416,7 +470,7 @@ internal sealed class Http3ClientConnection
         }
     }
 
-    private async Task<HttpResponseMessage> ReadResponseHeadersAsync(HttpRequestMessage request, Http3FrameReader reader, CancellationToken cancellationToken)
+    private async Task<HttpResponseMessage> ReadResponseHeadersAsync(HttpRequestMessage request, long streamId, Http3FrameReader reader, CancellationToken cancellationToken)
     {
         while (true)
         {
@@ -426,7 +480,7 @@ internal sealed class Http3ClientConnection
             {
                 case Http3FrameType.Headers:
                     byte[] payload = await reader.ReadWholePayloadAsync(_handler.MaxResponseHeadersLength, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
-                    List<HeaderField> fields = Http3Message.DecodeFieldSection(payload, _handler.MaxResponseHeadersLength);
+                    List<HeaderField> fields = await Http3Message.DecodeFieldSectionAsync(payload, _handler.MaxResponseHeadersLength, _qpack, streamId, cancellationToken).ConfigureAwait(false);
                     Http3Message.Validate(fields, isRequest: false);
                     string? statusText = Http3Message.Find(fields, ":status");
                     if (statusText is null || statusText.Length != 3

@@ -33,6 +33,21 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
     /// <summary>Largest response header section accepted (SETTINGS_MAX_FIELD_SECTION_SIZE), in bytes. Default 64 KiB.</summary>
     public int MaxResponseHeadersLength { get; set; } = 64 * 1024;
 
+    /// <summary>SETTINGS_QPACK_MAX_TABLE_CAPACITY advertised: the dynamic table the servers' encoders may use (RFC 9204 §3.2.3).</summary>
+    internal long QpackMaxTableCapacity { get; set; } = 4096;
+
+    /// <summary>SETTINGS_QPACK_BLOCKED_STREAMS advertised (RFC 9204 §2.1.2).</summary>
+    internal int QpackBlockedStreams { get; set; } = 16;
+
+    /// <summary>The pooled connection for <paramref name="uri"/>'s authority, if any (tests).</summary>
+    internal Http3ClientConnection? GetPooledConnection(Uri uri)
+    {
+        lock (_lock)
+        {
+            return _connections.GetValueOrDefault(uri.IdnHost + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+    }
+
     /// <summary>Handler for requests that may or must use HTTP/1.1 or HTTP/2 (see the class remarks); null: such requests fail.</summary>
     public HttpMessageHandler? FallbackHandler { get; set; }
 
