@@ -166,6 +166,18 @@ internal sealed class Http3ResponseStream : Stream
             return;
         }
 
+        if (_state.BodySkipped)
+        {
+            // The request body was never sent: end the request side so the stream can close.
+            try
+            {
+                _state.Stream.Abort(QuicAbortDirection.Write, (long)Http3ErrorCode.RequestCancelled);
+            }
+            catch (Exception ex) when (ex is ObjectDisposedException or InvalidOperationException or QuicException)
+            {
+            }
+        }
+
         if (!_done)
         {
             // The caller stopped reading early: tell the server to stop sending (RFC 9114 §4.1.1), and its encoder that

@@ -25,6 +25,8 @@ public sealed class HandlerProtocolTests
         private int _connections;
 
         private readonly List<byte> _decoderStream = new();
+        private Task _responseGate = Task.CompletedTask;
+        private int _requestStreams;
         private readonly Func<int, (byte[] Bytes, int DelayMs)?>? _encoderStream;
 
         private ScriptedServer(QuicListener listener, System.Security.Cryptography.X509Certificates.X509Certificate2 certificate, Func<int, byte[]> response, Func<int, byte[]?>? controlExtra,
@@ -52,10 +54,13 @@ public sealed class HandlerProtocolTests
 
         public int Connections => Volatile.Read(ref _connections);
 
+        /// <summary>Request streams accepted so far, all connections together.</summary>
+        public int RequestStreams => Volatile.Read(ref _requestStreams);
+
         public TaskCompletionSource<long?> FirstCloseCode { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
         public static async Task<ScriptedServer> StartAsync(Func<int, byte[]> response, Func<int, byte[]?>? controlExtra = null,
-            Func<int, (byte[] Bytes, int DelayMs)?>? encoderStream = null)
+            Func<int, (byte[] Bytes, int DelayMs)?>? encoderStream = null, int maxRequestStreams = 100, Task? responseGate = null)
         {
             var certificate = SampleApp.CreateSelfSignedCertificate();
             QuicListener listener = await QuicListener.ListenAsync(new QuicListenerOptions
@@ -67,11 +72,11 @@ public sealed class HandlerProtocolTests
                     ServerAuthenticationOptions = new SslServerAuthenticationOptions { ServerCertificate = certificate, ApplicationProtocols = [SslApplicationProtocol.Http3] },
                     DefaultStreamErrorCode = 0x10c,
                     DefaultCloseErrorCode = 0x100,
-                    MaxInboundBidirectionalStreams = 100,
+                    MaxInboundBidirectionalStreams = maxRequestStreams,
                     MaxInboundUnidirectionalStreams = 10,
                 }),
             }, QuicProvider.Managed);
-            return new ScriptedServer(listener, certificate, response, controlExtra, encoderStream);
+            return new ScriptedServer(listener, certificate, response, controlExtra, encoderStream) { _responseGate = responseGate ?? Task.CompletedTask };
         }
 
         private async Task AcceptLoopAsync(Func<int, byte[]> response, Func<int, byte[]?>? controlExtra)
@@ -115,7 +120,8 @@ public sealed class HandlerProtocolTests
                         continue;
                     }
 
-                    _ = AnswerAsync(stream, response(index));
+                    Interlocked.Increment(ref _requestStreams);
+                    _ = AnswerAsync(stream, response(index), _responseGate);
                 }
             }
             catch (QuicException ex) when (ex.QuicError == QuicError.ConnectionAborted)
@@ -174,7 +180,7 @@ public sealed class HandlerProtocolTests
             }
         }
 
-        private static async Task AnswerAsync(QuicStream stream, byte[] response)
+        private static async Task AnswerAsync(QuicStream stream, byte[] response, Task gate)
         {
             try
             {
@@ -182,6 +188,8 @@ public sealed class HandlerProtocolTests
                 while (await stream.ReadAsync(buffer) > 0)
                 {
                 }
+
+                await gate;
 
                 await stream.WriteAsync(response, completeWrites: true);
             }
@@ -305,5 +313,94 @@ public sealed class HandlerProtocolTests
         HttpRequestException e = await Assert.ThrowsAsync<HttpRequestException>(() => client.GetAsync(new Uri($"https://127.0.0.1:{server.Port}/"), timeout.Token));
         Assert.Equal(0x200, Assert.IsType<HttpProtocolException>(e.InnerException).ErrorCode);
         Assert.Equal(0x200L, await server.FirstCloseCode.Task.WaitAsync(timeout.Token));
+    }
+
+    /// <summary>Content that records whether (and when) it was asked to write itself.</summary>
+    internal sealed class TrackingContent(byte[] body) : HttpContent
+    {
+        public long SerializedAtTicks { get; private set; } = -1;
+
+        protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
+        {
+            SerializedAtTicks = Environment.TickCount64;
+            await stream.WriteAsync(body);
+        }
+
+        protected override bool TryComputeLength(out long length)
+        {
+            length = body.Length;
+            return true;
+        }
+    }
+
+    [Fact]
+    public async Task Expect100Continue_NoInterimResponse_BodySentAfterTheTimeout()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        // The scripted server never sends 100 and answers only after the whole request (FIN) arrived.
+        await using ScriptedServer server = await ScriptedServer.StartAsync(_ => s_ok);
+        using HttpClient client = HandlerAgainstKestrelTests.Client(out QuicManagedHttpHandler handler);
+        handler.Expect100ContinueTimeout = TimeSpan.FromMilliseconds(400);
+        var uri = new Uri($"https://127.0.0.1:{server.Port}/");
+        Assert.Equal("hi", await client.GetStringAsync(uri, timeout.Token)); // connection up first
+
+        using var content = new TrackingContent([1, 2, 3]);
+        using var request = new HttpRequestMessage(HttpMethod.Post, uri) { Content = content, Version = HttpVersion.Version30, VersionPolicy = HttpVersionPolicy.RequestVersionExact };
+        request.Headers.ExpectContinue = true;
+        long start = Environment.TickCount64;
+        using HttpResponseMessage response = await client.SendAsync(request, timeout.Token);
+        Assert.Equal("hi", await response.Content.ReadAsStringAsync(timeout.Token));
+        Assert.True(content.SerializedAtTicks - start >= 350, $"body sent {content.SerializedAtTicks - start} ms after the headers");
+    }
+
+    [Fact]
+    public async Task EnableMultipleHttp3ConnectionsOff_RequestsBeyondMaxStreamsWaitOnTheOneConnection()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using ScriptedServer server = await ScriptedServer.StartAsync(_ => s_ok, maxRequestStreams: 2, responseGate: gate.Task);
+        using HttpClient client = HandlerAgainstKestrelTests.Client(out QuicManagedHttpHandler handler);
+        var uri = new Uri($"https://127.0.0.1:{server.Port}/");
+        Task<string>[] requests = Enumerable.Range(0, 3).Select(_ => client.GetStringAsync(uri, timeout.Token)).ToArray();
+        while (server.RequestStreams < 2)
+        {
+            await Task.Delay(20, timeout.Token);
+        }
+
+        await Task.Delay(500, timeout.Token);
+        Assert.Equal(2, server.RequestStreams); // the third waits for MAX_STREAMS
+        Assert.Equal(1, server.Connections);
+        gate.SetResult();
+        Assert.All(await Task.WhenAll(requests), body => Assert.Equal("hi", body));
+        Assert.Equal(1, server.Connections);
+        Assert.Equal(3, server.RequestStreams);
+    }
+
+    [Fact]
+    public async Task EnableMultipleHttp3ConnectionsOn_RequestBeyondMaxStreamsOpensASecondConnection()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using ScriptedServer server = await ScriptedServer.StartAsync(_ => s_ok, maxRequestStreams: 2, responseGate: gate.Task);
+        using HttpClient client = HandlerAgainstKestrelTests.Client(out QuicManagedHttpHandler handler);
+        handler.EnableMultipleHttp3Connections = true;
+        var uri = new Uri($"https://127.0.0.1:{server.Port}/");
+        Task<string> first = client.GetStringAsync(uri, timeout.Token);
+        while (server.RequestStreams < 1)
+        {
+            await Task.Delay(20, timeout.Token); // the first connection is up and holds one of its two streams
+        }
+
+        Task<string>[] more = Enumerable.Range(0, 2).Select(_ => client.GetStringAsync(uri, timeout.Token)).ToArray();
+        while (server.RequestStreams < 3)
+        {
+            await Task.Delay(20, timeout.Token); // all three are in flight at once: no request waited
+        }
+
+        Assert.Equal(2, server.Connections);
+        Assert.Equal(2, handler.PooledConnectionCount(uri));
+        gate.SetResult();
+        Assert.Equal("hi", await first);
+        Assert.All(await Task.WhenAll(more), body => Assert.Equal("hi", body));
     }
 }
