@@ -3,6 +3,7 @@ using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using QuicManaged.Samples;
+using Xunit.Abstractions;
 
 namespace QuicManaged.Http.Tests;
 
@@ -11,7 +12,7 @@ namespace QuicManaged.Http.Tests;
 /// (gtlsserver) and quic-go's example server (built by ../shared/interop/peers.sh). GET and POST with large bodies,
 /// byte-exact. Each test skips, saying why, when its server is not installed.
 /// </summary>
-public sealed class PeerServerTests
+public sealed class PeerServerTests(ITestOutputHelper output)
 {
     private const int FileSize = 3 * 1024 * 1024 + 5;
 
@@ -253,6 +254,7 @@ public sealed class PeerServerTests
             Http3ClientConnection connection = handler.GetPooledConnection(big) ?? throw new InvalidOperationException("no pooled connection");
             Assert.True(connection.Qpack.EncoderStreamBytes > 0, "nghttp3 sent nothing on its QPACK encoder stream");
             Assert.True(connection.Qpack.InsertCount > 0, $"no dynamic table inserts ({connection.Qpack.EncoderStreamBytes} encoder-stream bytes)");
+            output.WriteLine($"nghttp3 encoder stream: {connection.Qpack.EncoderStreamBytes} bytes, {connection.Qpack.InsertCount} inserts, table {connection.Qpack.Table.Size}/{connection.Qpack.Table.Capacity} bytes");
         }
         finally
         {
