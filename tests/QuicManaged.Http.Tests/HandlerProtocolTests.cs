@@ -280,6 +280,19 @@ public sealed class HandlerProtocolTests
     }
 
     [Fact]
+    public async Task DynamicTable_ResponseTrailersReferenceIt_InTrailingHeaders()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        // HEADERS and DATA as above, then trailers: Required Insert Count 2, Base 2, relative index 0 (x-dyn: yes).
+        byte[] response = [.. s_dynamicOk, 0x01, 0x03, 0x03, 0x00, 0x80];
+        await using ScriptedServer server = await ScriptedServer.StartAsync(_ => response, encoderStream: _ => (s_encoderInserts, 0));
+        using HttpClient client = HandlerAgainstKestrelTests.Client(out _);
+        using HttpResponseMessage message = await client.GetAsync(new Uri($"https://127.0.0.1:{server.Port}/"), timeout.Token);
+        Assert.Equal("hi", await message.Content.ReadAsStringAsync(timeout.Token));
+        Assert.Equal("yes", Assert.Single(message.TrailingHeaders.GetValues("x-dyn")));
+    }
+
+    [Fact]
     public async Task EncoderStream_CapacityAboveAdvertised_ClosesWithQpackEncoderStreamError()
     {
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
