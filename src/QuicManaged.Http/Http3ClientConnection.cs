@@ -10,9 +10,11 @@ using QuicManaged.Http.Qpack;
 namespace QuicManaged.Http;
 
 /// <summary>
-/// One HTTP/3 connection of <see cref="QuicManagedHttpHandler"/> to one authority: our control stream (SETTINGS with a
-/// 0-capacity QPACK table, so the server may not use its dynamic table), the QPACK encoder and decoder streams, the
-/// server's control stream (SETTINGS, GOAWAY), and the requests, one bidirectional stream each (RFC 9114 §4, §6).
+/// One HTTP/3 connection of <see cref="QuicManagedHttpHandler"/> to one authority: our control stream (SETTINGS with the
+/// QPACK dynamic table capacity and blocked-stream limit we decode with), the QPACK encoder and decoder streams (our
+/// encoder never uses the dynamic table; our decoder applies the server's encoder stream and acknowledges on the decoder
+/// stream, RFC 9204 §4.3, §4.4), the server's control stream (SETTINGS, GOAWAY), and the requests, one bidirectional
+/// stream each (RFC 9114 §4, §6).
 /// </summary>
 internal sealed class Http3ClientConnection
 {
@@ -23,7 +25,13 @@ internal sealed class Http3ClientConnection
     private readonly List<QuicStream> _localStreams = new();
     private QuicConnection? _quic;
     private readonly Http3PeerStreams _peerStreams;
+    private readonly QpackDecoderSession _qpack;
+    private QuicStream? _decoderStream;
+    private int _decoderWriting;
     private int _active;
+    // Bidirectional streams the server allows that no request has taken yet (MAX_STREAMS minus opened), from the
+    // transport's StreamCapacityCallback; only consulted when the handler may open more connections.
+    private long _availableStreams;
     private volatile bool _draining;
     private volatile Exception? _failure;
     private int _closed;
@@ -34,16 +42,45 @@ internal sealed class Http3ClientConnection
         Key = key;
         _host = host;
         _port = port;
-        _peerStreams = new Http3PeerStreams(isServer: false, static _ => { }, OnGoaway);
+        _qpack = new QpackDecoderSession(handler.QpackMaxTableCapacity, handler.QpackBlockedStreams);
+        _qpack.DecoderInstructionsQueued += OnDecoderInstructionsQueued;
+        _peerStreams = new Http3PeerStreams(isServer: false, static _ => { }, OnGoaway, _qpack);
         Connected = ConnectAsync();
     }
 
     public string Key { get; }
 
+    /// <summary>The QPACK decoder state of this connection (tests read its insert and byte counts).</summary>
+    internal QpackDecoderSession Qpack => _qpack;
+
     /// <summary>Completes when the handshake and our stream setup are done; faults with an <see cref="HttpRequestException"/>.</summary>
     public Task Connected { get; }
 
     public bool IsUsable => !_draining && _failure is null && !Connected.IsFaulted && !Connected.IsCanceled;
+
+    /// <summary>
+    /// Takes one of the request streams the server currently allows (RFC 9000 §4.6); false when all are in use, in which
+    /// case opening one would wait for MAX_STREAMS. A reservation not used by <see cref="SendAsync"/> is given back.
+    /// </summary>
+    public bool TryReserveStream()
+    {
+        long available = Volatile.Read(ref _availableStreams);
+        while (available > 0)
+        {
+            long seen = Interlocked.CompareExchange(ref _availableStreams, available - 1, available);
+            if (seen == available)
+            {
+                return true;
+            }
+
+            available = seen;
+        }
+
+        return false;
+    }
+
+    /// <summary>Gives back a reservation whose stream was never opened.</summary>
+    public void ReleaseStreamReservation() => Interlocked.Increment(ref _availableStreams);
 
     private async Task ConnectAsync()
     {
@@ -80,6 +117,7 @@ internal sealed class Http3ClientConnection
                 MaxInboundUnidirectionalStreams = 16,
                 IdleTimeout = _handler.IdleTimeout,
                 HandshakeTimeout = _handler.ConnectTimeout,
+                StreamCapacityCallback = (_, args) => Interlocked.Add(ref _availableStreams, args.BidirectionalIncrement),
             };
             try
             {
@@ -104,16 +142,21 @@ internal sealed class Http3ClientConnection
 
         try
         {
-            // RFC 9114 §6.2.1: the control stream starts with SETTINGS. RFC 9204 §4.2: both QPACK streams, though a
-            // 0-capacity table never sends an instruction on them.
-            var settings = new Http3Settings { MaxFieldSectionSize = _handler.MaxResponseHeadersLength };
+            // RFC 9114 §6.2.1: the control stream starts with SETTINGS. RFC 9204 §4.2: both QPACK streams; our encoder
+            // never writes to its stream, our decoder acknowledges on its own.
+            var settings = new Http3Settings
+            {
+                MaxFieldSectionSize = _handler.MaxResponseHeadersLength,
+                QpackMaxTableCapacity = _qpack.MaxTableCapacity,
+                QpackBlockedStreams = _qpack.MaxBlockedStreams,
+            };
             byte[] settingsFrame = settings.EncodeFrame();
             byte[] control = new byte[1 + settingsFrame.Length];
             control[0] = (byte)Http3StreamType.Control;
             settingsFrame.CopyTo(control, 1);
             await OpenLocalStreamAsync(control).ConfigureAwait(false);
             await OpenLocalStreamAsync([(byte)Http3StreamType.QpackEncoder]).ConfigureAwait(false);
-            await OpenLocalStreamAsync([(byte)Http3StreamType.QpackDecoder]).ConfigureAwait(false);
+            _decoderStream = await OpenLocalStreamAsync([(byte)Http3StreamType.QpackDecoder]).ConfigureAwait(false);
         }
         catch (QuicException ex)
         {
@@ -124,7 +167,7 @@ internal sealed class Http3ClientConnection
         _ = AcceptLoopAsync(_quic);
     }
 
-    private async Task OpenLocalStreamAsync(byte[] first)
+    private async Task<QuicStream> OpenLocalStreamAsync(byte[] first)
     {
         QuicStream stream = await _quic!.OpenOutboundStreamAsync(QuicStreamType.Unidirectional).ConfigureAwait(false);
         lock (_localStreams)
@@ -133,6 +176,44 @@ internal sealed class Http3ClientConnection
         }
 
         await stream.WriteAsync(first).ConfigureAwait(false);
+        return stream;
+    }
+
+    /// <summary>Writes queued decoder-stream instructions in order, one writer at a time.</summary>
+    private void OnDecoderInstructionsQueued()
+    {
+        if (Interlocked.Exchange(ref _decoderWriting, 1) == 0)
+        {
+            _ = WriteDecoderInstructionsAsync();
+        }
+    }
+
+    private async Task WriteDecoderInstructionsAsync()
+    {
+        try
+        {
+            while (true)
+            {
+                byte[]? instructions = _decoderStream is null ? null : _qpack.TakeDecoderInstructions();
+                if (instructions is null)
+                {
+                    Volatile.Write(ref _decoderWriting, 0);
+                    // Something queued after the take but before the flag was cleared is picked up here.
+                    if (_decoderStream is null || !_qpack.HasDecoderInstructions || Interlocked.Exchange(ref _decoderWriting, 1) != 0)
+                    {
+                        return;
+                    }
+
+                    continue;
+                }
+
+                await _decoderStream!.WriteAsync(instructions).ConfigureAwait(false);
+            }
+        }
+        catch (Exception ex) when (ex is QuicException or ObjectDisposedException or OperationCanceledException or InvalidOperationException)
+        {
+            // The connection is going away.
+        }
     }
 
     private async Task AcceptLoopAsync(QuicConnection quic)
@@ -206,6 +287,7 @@ internal sealed class Http3ClientConnection
     private void Fail(Exception reason, Http3ErrorCode? code)
     {
         _failure ??= reason;
+        _qpack.Fail(reason);
         _handler.Remove(this);
         if (code is Http3ErrorCode c && Interlocked.Exchange(ref _closed, 1) == 0 && _quic is not null)
         {
@@ -258,13 +340,19 @@ internal sealed class Http3ClientConnection
         }
     }
 
-    public async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+    public async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, bool streamReserved, CancellationToken cancellationToken)
     {
         QuicConnection quic = _quic!;
         Interlocked.Increment(ref _active);
         QuicStream stream;
         try
         {
+            if (!streamReserved)
+            {
+                // Opening consumes one stream of the limit whether or not it had been reserved.
+                Interlocked.Decrement(ref _availableStreams);
+            }
+
             if (_failure is not null)
             {
                 throw new Http3RetryException("The connection closed before the request was sent.", _failure);
@@ -274,16 +362,25 @@ internal sealed class Http3ClientConnection
         }
         catch (QuicException ex)
         {
+            ReleaseStreamReservation();
             OnRequestDone();
             throw new Http3RetryException("The connection closed before the request was sent: " + ex.Message, ex);
         }
         catch
         {
+            ReleaseStreamReservation();
             OnRequestDone();
             throw;
         }
 
         var state = new RequestState(stream);
+        if (request.Content is not null && request.Headers.ExpectContinue == true)
+        {
+            // Expect: 100-continue (RFC 9110 §10.1.1): the body waits for 100, or for a final status below 300, or for
+            // the handler's Expect100ContinueTimeout, as SocketsHttpHandler does.
+            state.Continue = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
+
         long goaway = _peerStreams.GoawayId;
         if (goaway >= 0 && stream.Id >= goaway)
         {
@@ -309,11 +406,11 @@ internal sealed class Http3ClientConnection
             else
             {
                 await stream.WriteAsync(headers, cancellationToken).ConfigureAwait(false);
-                sendBody = SendBodyAsync(state, request.Content, cancellationToken);
+                sendBody = SendBodyAsync(state, request.Content, _handler.Expect100ContinueTimeout, cancellationToken);
             }
 
             var reader = new Http3FrameReader(stream, 32 * 1024);
-            HttpResponseMessage response = await ReadResponseHeadersAsync(request, reader, cancellationToken).ConfigureAwait(false);
+            HttpResponseMessage response = await ReadResponseHeadersAsync(request, state, reader, cancellationToken).ConfigureAwait(false);
             _awaitingHeaders.TryRemove(stream.Id, out _);
             await cancellation.DisposeAsync().ConfigureAwait(false);
             var body = new Http3ResponseStream(this, state, reader, response, sendBody, request.Method == HttpMethod.Head);
@@ -349,6 +446,7 @@ internal sealed class Http3ClientConnection
             await cancellation.DisposeAsync().ConfigureAwait(false);
             if (!handedOver)
             {
+                state.Continue?.TrySetResult(false);
                 await stream.DisposeAsync().ConfigureAwait(false);
                 OnRequestDone();
             }
@@ -395,10 +493,31 @@ internal sealed class Http3ClientConnection
         }
     }
 
-    private static async Task SendBodyAsync(RequestState state, HttpContent content, CancellationToken cancellationToken)
+    private static async Task SendBodyAsync(RequestState state, HttpContent content, TimeSpan expect100ContinueTimeout, CancellationToken cancellationToken)
     {
         try
         {
+            if (state.Continue is TaskCompletionSource<bool> proceed)
+            {
+                bool send;
+                try
+                {
+                    send = await proceed.Task.WaitAsync(expect100ContinueTimeout, cancellationToken).ConfigureAwait(false);
+                }
+                catch (TimeoutException)
+                {
+                    send = true; // no interim response in time: send anyway (RFC 9110 §10.1.1)
+                }
+
+                if (!send)
+                {
+                    // A final status of 300 or more came first: the body is not sent; the request side is reset
+                    // when the response is disposed (H3_REQUEST_CANCELLED), as nothing more will be written.
+                    state.BodySkipped = true;
+                    return;
+                }
+            }
+
             using var body = new Http3RequestBodyStream(state.Stream);
             await content.CopyToAsync(body, cancellationToken).ConfigureAwait(false);
             state.Stream.CompleteWrites();
@@ -416,7 +535,7 @@ internal sealed class Http3ClientConnection
         }
     }
 
-    private async Task<HttpResponseMessage> ReadResponseHeadersAsync(HttpRequestMessage request, Http3FrameReader reader, CancellationToken cancellationToken)
+    private async Task<HttpResponseMessage> ReadResponseHeadersAsync(HttpRequestMessage request, RequestState state, Http3FrameReader reader, CancellationToken cancellationToken)
     {
         while (true)
         {
@@ -426,7 +545,7 @@ internal sealed class Http3ClientConnection
             {
                 case Http3FrameType.Headers:
                     byte[] payload = await reader.ReadWholePayloadAsync(_handler.MaxResponseHeadersLength, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
-                    List<HeaderField> fields = Http3Message.DecodeFieldSection(payload, _handler.MaxResponseHeadersLength);
+                    List<HeaderField> fields = await Http3Message.DecodeFieldSectionAsync(payload, _handler.MaxResponseHeadersLength, _qpack, state.Stream.Id, cancellationToken).ConfigureAwait(false);
                     Http3Message.Validate(fields, isRequest: false);
                     string? statusText = Http3Message.Find(fields, ":status");
                     if (statusText is null || statusText.Length != 3
@@ -437,9 +556,17 @@ internal sealed class Http3ClientConnection
 
                     if (status < 200)
                     {
-                        continue; // informational responses precede the final one (RFC 9114 §4.1)
+                        // Informational responses precede the final one (RFC 9114 §4.1) and are skipped; 100 releases
+                        // a body held back by Expect: 100-continue.
+                        if (status == 100)
+                        {
+                            state.Continue?.TrySetResult(true);
+                        }
+
+                        continue;
                     }
 
+                    state.Continue?.TrySetResult(status < 300);
                     var response = new HttpResponseMessage((HttpStatusCode)status)
                     {
                         Version = HttpVersion.Version30,
@@ -473,6 +600,12 @@ internal sealed class Http3ClientConnection
         public volatile bool Rejected;
 
         public Exception? BodyFailure { get; set; }
+
+        /// <summary>Set for Expect: 100-continue: true sends the body, false skips it.</summary>
+        public TaskCompletionSource<bool>? Continue { get; set; }
+
+        /// <summary>The body was not sent (a final status of 300 or more answered Expect: 100-continue).</summary>
+        public volatile bool BodySkipped;
 
         public void Abort(long code)
         {

@@ -144,7 +144,7 @@ internal sealed class Http3ResponseStream : Stream
     private async Task ReadTrailersAsync(CancellationToken cancellationToken)
     {
         byte[] payload = await _reader.ReadWholePayloadAsync(64 * 1024, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
-        List<HeaderField> fields = Http3Message.DecodeFieldSection(payload, 64 * 1024);
+        List<HeaderField> fields = await Http3Message.DecodeFieldSectionAsync(payload, 64 * 1024, _connection.Qpack, _state.Stream.Id, cancellationToken).ConfigureAwait(false);
         Http3Message.Validate(fields, isRequest: false);
         foreach (HeaderField field in fields)
         {
@@ -166,10 +166,24 @@ internal sealed class Http3ResponseStream : Stream
             return;
         }
 
+        if (_state.BodySkipped)
+        {
+            // The request body was never sent: end the request side so the stream can close.
+            try
+            {
+                _state.Stream.Abort(QuicAbortDirection.Write, (long)Http3ErrorCode.RequestCancelled);
+            }
+            catch (Exception ex) when (ex is ObjectDisposedException or InvalidOperationException or QuicException)
+            {
+            }
+        }
+
         if (!_done)
         {
-            // The caller stopped reading early: tell the server to stop sending (RFC 9114 §4.1.1).
+            // The caller stopped reading early: tell the server to stop sending (RFC 9114 §4.1.1), and its encoder that
+            // any trailers on this stream will not be decoded (RFC 9204 §4.4.2).
             _state.Abort((long)Http3ErrorCode.RequestCancelled);
+            _connection.Qpack.CancelStream(_state.Stream.Id);
         }
 
         try

@@ -17,7 +17,7 @@ namespace QuicManaged.Http;
 /// </summary>
 public sealed class QuicManagedHttpHandler : HttpMessageHandler
 {
-    private readonly Dictionary<string, Http3ClientConnection> _connections = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, List<Http3ClientConnection>> _connections = new(StringComparer.Ordinal);
     private readonly Lock _lock = new();
     private bool _disposed;
 
@@ -32,6 +32,44 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
 
     /// <summary>Largest response header section accepted (SETTINGS_MAX_FIELD_SECTION_SIZE), in bytes. Default 64 KiB.</summary>
     public int MaxResponseHeadersLength { get; set; } = 64 * 1024;
+
+    /// <summary>SETTINGS_QPACK_MAX_TABLE_CAPACITY advertised: the dynamic table the servers' encoders may use (RFC 9204 §3.2.3).</summary>
+    internal long QpackMaxTableCapacity { get; set; } = 4096;
+
+    /// <summary>SETTINGS_QPACK_BLOCKED_STREAMS advertised (RFC 9204 §2.1.2).</summary>
+    internal int QpackBlockedStreams { get; set; } = 16;
+
+    /// <summary>How many connections are pooled for <paramref name="uri"/>'s authority (tests).</summary>
+    internal int PooledConnectionCount(Uri uri)
+    {
+        lock (_lock)
+        {
+            return _connections.GetValueOrDefault(uri.IdnHost + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture))?.Count ?? 0;
+        }
+    }
+
+    /// <summary>The pooled connection for <paramref name="uri"/>'s authority, if any (tests).</summary>
+    internal Http3ClientConnection? GetPooledConnection(Uri uri)
+    {
+        lock (_lock)
+        {
+            return _connections.GetValueOrDefault(uri.IdnHost + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture))?.FirstOrDefault();
+        }
+    }
+
+    /// <summary>
+    /// Whether a request that finds every pooled connection to its authority at the server's concurrent-stream limit
+    /// (MAX_STREAMS) opens another connection (true) or waits for a stream on the existing one (false, the default), as
+    /// <c>SocketsHttpHandler.EnableMultipleHttp3Connections</c>.
+    /// </summary>
+    public bool EnableMultipleHttp3Connections { get; set; }
+
+    /// <summary>
+    /// How long a request with <c>Expect: 100-continue</c> holds its body back waiting for a 100 (Continue) or a final
+    /// response; <see cref="Timeout.InfiniteTimeSpan"/> waits indefinitely. Default 1 s, as <c>SocketsHttpHandler.Expect100ContinueTimeout</c>.
+    /// A final status of 300 or more received first means the body is not sent.
+    /// </summary>
+    public TimeSpan Expect100ContinueTimeout { get; set; } = TimeSpan.FromSeconds(1);
 
     /// <summary>Handler for requests that may or must use HTTP/1.1 or HTTP/2 (see the class remarks); null: such requests fail.</summary>
     public HttpMessageHandler? FallbackHandler { get; set; }
@@ -72,9 +110,10 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
         for (int attempt = 0; ; attempt++)
         {
             Http3ClientConnection connection;
+            bool reserved;
             try
             {
-                connection = await GetConnectionAsync(uri, cancellationToken).ConfigureAwait(false);
+                (connection, reserved) = await GetConnectionAsync(uri, cancellationToken).ConfigureAwait(false);
             }
             catch (HttpRequestException) when (mayFallBack && FallbackHandler is not null)
             {
@@ -83,7 +122,7 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
 
             try
             {
-                return await connection.SendAsync(request, cancellationToken).ConfigureAwait(false);
+                return await connection.SendAsync(request, reserved, cancellationToken).ConfigureAwait(false);
             }
             catch (Http3RetryException) when (attempt < 2)
             {
@@ -108,18 +147,64 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
         return new ForwardingInvoker(FallbackHandler!).SendAsync(request, cancellationToken);
     }
 
-    private async Task<Http3ClientConnection> GetConnectionAsync(Uri uri, CancellationToken cancellationToken)
+    /// <summary>
+    /// A connection for the authority, and whether one of its streams was reserved for the request. With
+    /// <see cref="EnableMultipleHttp3Connections"/> a connection with a free stream is preferred and, when every
+    /// connected one is at its limit, a new connection is opened; otherwise there is one connection per authority
+    /// and a request beyond the server's stream limit waits inside it for MAX_STREAMS.
+    /// </summary>
+    private async Task<(Http3ClientConnection Connection, bool Reserved)> GetConnectionAsync(Uri uri, CancellationToken cancellationToken)
     {
         string key = uri.IdnHost + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        Http3ClientConnection? connection;
+        Http3ClientConnection? connection = null;
+        bool reserved = false;
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
-            if (!_connections.TryGetValue(key, out connection) || !connection.IsUsable)
+            if (!_connections.TryGetValue(key, out List<Http3ClientConnection>? pool))
             {
-                connection?.BeginDrain();
+                pool = new();
+                _connections[key] = pool;
+            }
+
+            for (int i = pool.Count - 1; i >= 0; i--)
+            {
+                if (!pool[i].IsUsable)
+                {
+                    pool[i].BeginDrain();
+                    pool.RemoveAt(i);
+                }
+            }
+
+            if (!EnableMultipleHttp3Connections)
+            {
+                connection = pool.Count > 0 ? pool[0] : null;
+            }
+            else
+            {
+                Http3ClientConnection? connecting = null;
+                foreach (Http3ClientConnection candidate in pool)
+                {
+                    if (!candidate.Connected.IsCompleted)
+                    {
+                        connecting ??= candidate;
+                    }
+                    else if (candidate.TryReserveStream())
+                    {
+                        connection = candidate;
+                        reserved = true;
+                        break;
+                    }
+                }
+
+                // A connection still handshaking takes the request rather than a third one being opened.
+                connection ??= connecting;
+            }
+
+            if (connection is null)
+            {
                 connection = new Http3ClientConnection(this, key, uri.IdnHost, uri.Port);
-                _connections[key] = connection;
+                pool.Add(connection);
             }
         }
 
@@ -132,15 +217,25 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
             Remove(connection);
             throw;
         }
+        catch (OperationCanceledException)
+        {
+            if (reserved)
+            {
+                connection.ReleaseStreamReservation();
+            }
 
-        return connection;
+            throw;
+        }
+
+        // A connection that was still handshaking: take a stream if it has one; if not, the request waits inside it.
+        return (connection, reserved || (EnableMultipleHttp3Connections && connection.TryReserveStream()));
     }
 
     internal void Remove(Http3ClientConnection connection)
     {
         lock (_lock)
         {
-            if (_connections.TryGetValue(connection.Key, out Http3ClientConnection? current) && ReferenceEquals(current, connection))
+            if (_connections.TryGetValue(connection.Key, out List<Http3ClientConnection>? pool) && pool.Remove(connection) && pool.Count == 0)
             {
                 _connections.Remove(connection.Key);
             }
@@ -163,7 +258,7 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
                 }
 
                 _disposed = true;
-                connections = new(_connections.Values);
+                connections = _connections.Values.SelectMany(static pool => pool).ToList();
                 _connections.Clear();
             }
 

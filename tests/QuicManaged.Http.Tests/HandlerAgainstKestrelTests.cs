@@ -94,6 +94,46 @@ public sealed class HandlerAgainstKestrelTests
     }
 
     [Fact]
+    public async Task Expect100Continue_KestrelSends100_BodyFollowsIt_ByteExact()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        await using SampleServer server = await SampleServer.StartAsync();
+        using HttpClient client = Client(out QuicManagedHttpHandler handler);
+        // Far longer than the test may take: the body can only go out because Kestrel answered 100 (Continue) when
+        // the endpoint started reading; the interim response is skipped.
+        handler.Expect100ContinueTimeout = TimeSpan.FromMinutes(5);
+        byte[] body = RandomNumberGenerator.GetBytes(300_000);
+        using var content = new HandlerProtocolTests.TrackingContent(body);
+        using var request = new HttpRequestMessage(HttpMethod.Post, new Uri(server.BaseUri, "/echo")) { Content = content, Version = HttpVersion.Version30, VersionPolicy = HttpVersionPolicy.RequestVersionExact };
+        request.Headers.ExpectContinue = true;
+        using HttpResponseMessage response = await client.SendAsync(request, timeout.Token);
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal(body, await response.Content.ReadAsByteArrayAsync(timeout.Token));
+        Assert.True(content.SerializedAtTicks > 0);
+    }
+
+    [Fact]
+    public async Task Expect100Continue_FinalErrorStatusFirst_BodyNotSent_ConnectionStillServes()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        await using SampleServer server = await SampleServer.StartAsync();
+        using HttpClient client = Client(out QuicManagedHttpHandler handler);
+        handler.Expect100ContinueTimeout = TimeSpan.FromMinutes(5);
+        // /hello only maps GET: the POST gets 405 without the endpoint reading the body, so Kestrel sends no 100.
+        using var content = new HandlerProtocolTests.TrackingContent(RandomNumberGenerator.GetBytes(100_000));
+        using var request = new HttpRequestMessage(HttpMethod.Post, new Uri(server.BaseUri, "/hello")) { Content = content, Version = HttpVersion.Version30, VersionPolicy = HttpVersionPolicy.RequestVersionExact };
+        request.Headers.ExpectContinue = true;
+        using (HttpResponseMessage response = await client.SendAsync(request, timeout.Token))
+        {
+            Assert.Equal(HttpStatusCode.MethodNotAllowed, response.StatusCode);
+            await response.Content.ReadAsByteArrayAsync(timeout.Token);
+        }
+
+        Assert.Equal(-1, content.SerializedAtTicks);
+        Assert.Equal("hello over HTTP/3", await client.GetStringAsync(new Uri(server.BaseUri, "/hello"), timeout.Token));
+    }
+
+    [Fact]
     public async Task Cancellation_MidBody_ThrowsOperationCanceled_AndTheConnectionStillServes()
     {
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));

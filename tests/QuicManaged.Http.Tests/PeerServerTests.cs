@@ -3,6 +3,7 @@ using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using QuicManaged.Samples;
+using Xunit.Abstractions;
 
 namespace QuicManaged.Http.Tests;
 
@@ -11,7 +12,7 @@ namespace QuicManaged.Http.Tests;
 /// (gtlsserver) and quic-go's example server (built by ../shared/interop/peers.sh). GET and POST with large bodies,
 /// byte-exact. Each test skips, saying why, when its server is not installed.
 /// </summary>
-public sealed class PeerServerTests
+public sealed class PeerServerTests(ITestOutputHelper output)
 {
     private const int FileSize = 3 * 1024 * 1024 + 5;
 
@@ -211,6 +212,49 @@ public sealed class PeerServerTests
             using HttpResponseMessage post = await client.PostAsync(big, new ByteArrayContent(body), timeout.Token);
             Assert.Equal(HttpStatusCode.OK, post.StatusCode);
             Assert.Equal(files.Big, await post.Content.ReadAsByteArrayAsync(timeout.Token));
+        }
+        finally
+        {
+            Stop(peer);
+        }
+    }
+
+    /// <summary>
+    /// ngtcp2's server encodes with nghttp3, whose QPACK encoder uses the dynamic table when the peer allows it: we
+    /// advertise a 4096-byte table and 16 blocked streams, so its response headers arrive as encoder-stream inserts and
+    /// dynamic references. Several sequential and parallel GETs, byte-exact, and the table really received inserts.
+    /// </summary>
+    [SkippableFact]
+    public async Task Ngtcp2Server_EncoderUsesOurDynamicTable_GetsByteExact()
+    {
+        string? server = FindPeer("GTLSSERVER", "gtlsserver", "/usr/sbin/gtlsserver", "/usr/bin/gtlsserver");
+        Skip.If(server is null, "ngtcp2's gtlsserver is not installed (../shared/interop/peers.sh installs Debian's ngtcp2-server)");
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(120));
+        using var files = new PeerFiles();
+        byte[] small = RandomNumberGenerator.GetBytes(10_000);
+        File.WriteAllBytes(Path.Combine(files.Www, "small.bin"), small);
+        int port = SampleServer.FreePort();
+        Process peer = StartPeer(server!, files.Dir, null, "-q", "-d", files.Www, "127.0.0.1", port.ToString(System.Globalization.CultureInfo.InvariantCulture), files.KeyPath, files.CertPath);
+        try
+        {
+            using HttpClient client = HandlerAgainstKestrelTests.Client(out QuicManagedHttpHandler handler);
+            handler.ConnectTimeout = TimeSpan.FromSeconds(2);
+            Uri big = new($"https://127.0.0.1:{port}/big.bin");
+            Uri smallUri = new($"https://127.0.0.1:{port}/small.bin");
+            Assert.Equal(files.Big, await GetWhenUpAsync(client, big, peer, timeout.Token));
+            for (int i = 0; i < 3; i++)
+            {
+                Assert.Equal(small, await client.GetByteArrayAsync(smallUri, timeout.Token));
+            }
+
+            byte[][] parallel = await Task.WhenAll(Enumerable.Range(0, 8).Select(_ => client.GetByteArrayAsync(smallUri, timeout.Token)));
+            Assert.All(parallel, body => Assert.Equal(small, body));
+            Assert.Equal(files.Big, await client.GetByteArrayAsync(big, timeout.Token));
+
+            Http3ClientConnection connection = handler.GetPooledConnection(big) ?? throw new InvalidOperationException("no pooled connection");
+            Assert.True(connection.Qpack.EncoderStreamBytes > 0, "nghttp3 sent nothing on its QPACK encoder stream");
+            Assert.True(connection.Qpack.InsertCount > 0, $"no dynamic table inserts ({connection.Qpack.EncoderStreamBytes} encoder-stream bytes)");
+            output.WriteLine($"nghttp3 encoder stream: {connection.Qpack.EncoderStreamBytes} bytes, {connection.Qpack.InsertCount} inserts, table {connection.Qpack.Table.Size}/{connection.Qpack.Table.Capacity} bytes");
         }
         finally
         {

@@ -87,6 +87,15 @@ internal static class Http3Message
         return fields;
     }
 
+    /// <summary>
+    /// Decodes a HEADERS payload of <paramref name="streamId"/> with the connection's dynamic table when there is one
+    /// (waiting while the section is blocked), else as for a 0-capacity table.
+    /// </summary>
+    public static ValueTask<List<HeaderField>> DecodeFieldSectionAsync(byte[] payload, long maxFieldSectionSize, QpackDecoderSession? session,
+        long streamId, CancellationToken cancellationToken)
+        => session is null ? ValueTask.FromResult(DecodeFieldSection(payload, maxFieldSectionSize))
+            : session.DecodeAsync(payload, streamId, maxFieldSectionSize, cancellationToken);
+
     public static byte[] EncodeHeadersFrame(List<HeaderField> fields)
     {
         byte[] section = QpackEncoder.Encode(fields);

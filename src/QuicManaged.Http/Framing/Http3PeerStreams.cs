@@ -4,8 +4,9 @@ namespace QuicManaged.Http.Framing;
 
 /// <summary>
 /// The peer's unidirectional streams of one HTTP/3 connection (RFC 9114 §6.2, RFC 9204 §4.2), for client and server:
-/// one control stream (SETTINGS first, then GOAWAY and friends), one QPACK encoder and one decoder stream (instructions
-/// checked against our 0-capacity table), no push. Violations throw <see cref="Http3ProtocolException"/> with the
+/// one control stream (SETTINGS first, then GOAWAY and friends), one QPACK encoder and one decoder stream (encoder
+/// instructions applied to our dynamic table when there is a <see cref="QpackDecoderSession"/>, else checked against a
+/// 0-capacity table; our encoder never uses the dynamic table, so the peer's decoder may only cancel streams), no push. Violations throw <see cref="Http3ProtocolException"/> with the
 /// connection error code; the caller closes the connection with it.
 /// </summary>
 internal sealed class Http3PeerStreams
@@ -16,13 +17,15 @@ internal sealed class Http3PeerStreams
     private readonly bool _isServer;
     private readonly Action<Http3Settings> _onSettings;
     private readonly Action<long> _onGoaway;
+    private readonly QpackDecoderSession? _qpackDecoder;
     private int _controlSeen;
     private int _encoderSeen;
     private int _decoderSeen;
     private long _goawayId = -1;
 
-    public Http3PeerStreams(bool isServer, Action<Http3Settings> onSettings, Action<long> onGoaway)
+    public Http3PeerStreams(bool isServer, Action<Http3Settings> onSettings, Action<long> onGoaway, QpackDecoderSession? qpackDecoder = null)
     {
+        _qpackDecoder = qpackDecoder;
         _isServer = isServer;
         _onSettings = onSettings;
         _onGoaway = onGoaway;
@@ -167,9 +170,9 @@ internal sealed class Http3PeerStreams
     /// With a 0-capacity dynamic table the peer's encoder may only send Set Dynamic Table Capacity 0, and the peer's
     /// decoder has nothing to acknowledge except stream cancellations (RFC 9204 §4.3, §4.4).
     /// </summary>
-    private static async Task ReadQpackStreamAsync(Http3FrameReader reader, bool encoderStream, CancellationToken cancellationToken)
+    private async Task ReadQpackStreamAsync(Http3FrameReader reader, bool encoderStream, CancellationToken cancellationToken)
     {
-        byte[] buffer = new byte[256];
+        byte[] buffer = new byte[encoderStream && _qpackDecoder is not null ? 4096 : 256];
         int buffered = 0;
         while (true)
         {
@@ -178,6 +181,13 @@ internal sealed class Http3PeerStreams
             {
                 // RFC 9204 §4.2: closing either QPACK stream is H3_CLOSED_CRITICAL_STREAM.
                 throw new Http3ProtocolException(Http3ErrorCode.ClosedCriticalStream, "peer closed a QPACK stream");
+            }
+
+            if (encoderStream && _qpackDecoder is not null)
+            {
+                // RFC 9204 §4.3: instructions are applied as they arrive; partial ones wait inside the session's parser.
+                _qpackDecoder.OnEncoderStreamData(buffer.AsSpan(0, n));
+                continue;
             }
 
             buffered += n;

@@ -90,10 +90,98 @@ public sealed class EndToEndTests : IDisposable
             Assert.Equal(_files["small.txt"], ok.ToArray());
             Http3Settings serverSettings = await h3.Session.PeerSettings;
             Assert.Equal(Http3Server.MaxFieldSectionSize, serverSettings.MaxFieldSectionSize);
-            Assert.Equal(0, serverSettings.QpackMaxTableCapacity);
+            Assert.Equal(Http3Server.QpackMaxTableCapacity, serverSettings.QpackMaxTableCapacity);
         }
 
         await serverTask.WaitAsync(cts.Token);
+    }
+
+    /// <summary>
+    /// A client whose QPACK encoder uses the server's dynamic table (RFC 9204): it inserts :path and :authority on its
+    /// encoder stream after sending a request that references them, so the request is blocked until they arrive; the
+    /// server then serves the file and acknowledges the section on its decoder stream.
+    /// </summary>
+    [Fact]
+    public async Task Http3Server_RequestReferencingDynamicTable_BlockedThenServedAndAcknowledged()
+    {
+        using CancellationTokenSource cts = new(s_timeout);
+        (InMemoryConnection client, InMemoryConnection server) = InMemoryConnection.CreatePair();
+        Http3Server h3Server = new(server, new FileRoot(_www));
+        Task serverTask = h3Server.RunAsync(cts.Token);
+
+        IMultiplexedStream control = await client.OpenStreamAsync(false, cts.Token);
+        await control.Stream.WriteAsync(new byte[] { 0x00, 0x04, 0x00 }, cts.Token); // control stream, empty SETTINGS
+        IMultiplexedStream encoder = await client.OpenStreamAsync(false, cts.Token);
+        await encoder.Stream.WriteAsync(new byte[] { 0x02 }, cts.Token);
+
+        // Required Insert Count 2 (encoded 3), Base 2; :method GET (static 17), :scheme https (static 23),
+        // :authority = relative 0 (absolute 1), :path = relative 1 (absolute 0).
+        IMultiplexedStream request = await client.OpenStreamAsync(true, cts.Token);
+        await request.Stream.WriteAsync(new byte[] { 0x01, 0x06, 0x03, 0x00, 0xd1, 0xd7, 0x80, 0x81 }, cts.Token);
+        request.CompleteWrites();
+        while (h3Server.Session.Qpack!.BlockedStreams == 0)
+        {
+            await Task.Delay(10, cts.Token); // the request waits for inserts that have not been sent
+        }
+
+        // Capacity 220, insert :path "/small.txt" and :authority "server" by static name reference.
+        byte[] instructions = [0x3f, 0xbd, 0x01, 0xc1, 0x0a, .. "/small.txt"u8, 0xc0, 0x06, .. "server"u8];
+        await encoder.Stream.WriteAsync(instructions, cts.Token);
+
+        Http3FrameReader reader = new(request.Stream);
+        Http3FrameHeader? headers = await reader.ReadFrameHeaderAsync(cts.Token);
+        Assert.Equal(Http3FrameType.Headers, headers!.Value.Type);
+        List<QuicManaged.Http.Qpack.HeaderField> fields = Http3Message.DecodeFieldSection(await reader.ReadWholePayloadAsync(4096, Http3ErrorCode.ExcessiveLoad, cts.Token), 4096);
+        Assert.Equal("200", Http3Message.Find(fields, ":status"));
+        MemoryStream body = new();
+        while (await reader.ReadFrameHeaderAsync(cts.Token) is Http3FrameHeader frame)
+        {
+            Assert.Equal(Http3FrameType.Data, frame.Type);
+            body.Write(await reader.ReadWholePayloadAsync(1 << 20, Http3ErrorCode.ExcessiveLoad, cts.Token));
+        }
+
+        Assert.Equal(_files["small.txt"], body.ToArray());
+        Assert.Equal(2, h3Server.Session.Qpack.InsertCount);
+
+        // The server's decoder stream (type 0x03) ends with a Section Acknowledgment for the request stream, possibly
+        // after an Insert Count Increment.
+        byte[] sectionAck = new byte[10];
+        int ackLength = QuicManaged.Http.Qpack.PrefixedInteger.Encode((ulong)request.Id, 7, 0x80, sectionAck);
+        List<byte> decoderBytes = new();
+        await foreach (byte[] chunk in ReadServerDecoderStreamAsync(client, cts.Token))
+        {
+            decoderBytes.AddRange(chunk);
+            if (decoderBytes.Count >= ackLength && decoderBytes.Skip(decoderBytes.Count - ackLength).SequenceEqual(sectionAck.Take(ackLength)))
+            {
+                break;
+            }
+        }
+
+        await client.CloseAsync((long)Http3ErrorCode.NoError, cts.Token);
+        await serverTask.WaitAsync(cts.Token);
+        Assert.Null(h3Server.Session.Failure);
+    }
+
+    /// <summary>Accepts the server's unidirectional streams and yields what arrives on its QPACK decoder stream.</summary>
+    private static async IAsyncEnumerable<byte[]> ReadServerDecoderStreamAsync(InMemoryConnection client, [System.Runtime.CompilerServices.EnumeratorCancellation] CancellationToken cancellationToken)
+    {
+        while (await client.AcceptStreamAsync(cancellationToken) is IMultiplexedStream stream)
+        {
+            byte[] type = new byte[1];
+            if (await stream.Stream.ReadAsync(type, cancellationToken) == 0 || type[0] != 0x03)
+            {
+                continue;
+            }
+
+            byte[] buffer = new byte[64];
+            int n;
+            while ((n = await stream.Stream.ReadAsync(buffer, cancellationToken)) > 0)
+            {
+                yield return buffer[..n];
+            }
+
+            yield break;
+        }
     }
 
     [Fact]

@@ -8,6 +8,8 @@ namespace QuicManaged.Interop.Http3;
 internal sealed class Http3Server
 {
     public const int MaxFieldSectionSize = 16 * 1024;
+    public const int QpackMaxTableCapacity = 4096;
+    public const int QpackBlockedStreams = 16;
     private const int DataChunk = 64 * 1024;
 
     private readonly Http3Session _session;
@@ -16,7 +18,13 @@ internal sealed class Http3Server
     public Http3Server(IMultiplexedConnection connection, FileRoot root)
     {
         _root = root;
-        _session = new Http3Session(connection, isServer: true, new Http3Settings { MaxFieldSectionSize = MaxFieldSectionSize });
+        // The server decodes requests with a QPACK dynamic table (RFC 9204): 4096 bytes, 16 blocked streams.
+        _session = new Http3Session(connection, isServer: true, new Http3Settings
+        {
+            MaxFieldSectionSize = MaxFieldSectionSize,
+            QpackMaxTableCapacity = QpackMaxTableCapacity,
+            QpackBlockedStreams = QpackBlockedStreams,
+        });
     }
 
     public Http3Session Session => _session;
@@ -35,7 +43,7 @@ internal sealed class Http3Server
         {
             try
             {
-                List<HeaderField> request = await ReadRequestHeadersAsync(new Http3FrameReader(stream.Stream), cancellationToken).ConfigureAwait(false);
+                List<HeaderField> request = await ReadRequestHeadersAsync(new Http3FrameReader(stream.Stream), cancellationToken, _session.Qpack, stream.Id).ConfigureAwait(false);
                 string method = Http3Message.Find(request, ":method") ?? string.Empty;
                 string path = Http3Message.Find(request, ":path") ?? string.Empty;
                 if (method != "GET" && method != "HEAD")
@@ -74,7 +82,8 @@ internal sealed class Http3Server
     }
 
     /// <summary>Reads frames up to the request HEADERS (RFC 9114 §4.1: HEADERS first; unknown frames ignored).</summary>
-    internal static async Task<List<HeaderField>> ReadRequestHeadersAsync(Http3FrameReader reader, CancellationToken cancellationToken)
+    internal static async Task<List<HeaderField>> ReadRequestHeadersAsync(Http3FrameReader reader, CancellationToken cancellationToken,
+        QpackDecoderSession? qpack = null, long streamId = 0)
     {
         while (true)
         {
@@ -88,7 +97,7 @@ internal sealed class Http3Server
             {
                 case Http3FrameType.Headers:
                     byte[] payload = await reader.ReadWholePayloadAsync(MaxFieldSectionSize, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
-                    List<HeaderField> fields = Http3Message.DecodeFieldSection(payload, MaxFieldSectionSize);
+                    List<HeaderField> fields = await Http3Message.DecodeFieldSectionAsync(payload, MaxFieldSectionSize, qpack, streamId, cancellationToken).ConfigureAwait(false);
                     Http3Message.Validate(fields, isRequest: true);
                     string? method = Http3Message.Find(fields, ":method");
                     if (method is null || method != "CONNECT" && (Http3Message.Find(fields, ":scheme") is null || string.IsNullOrEmpty(Http3Message.Find(fields, ":path"))))

@@ -12,18 +12,31 @@ internal sealed class Http3Session
     private readonly TaskCompletionSource<Http3Settings> _peerSettings = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly List<IMultiplexedStream> _localUnidirectionalStreams = new();
     private readonly Http3PeerStreams _peerStreams;
+    private readonly QpackDecoderSession? _qpack;
+    private IMultiplexedStream? _decoderStream;
+    private int _decoderWriting;
     private Http3ProtocolException? _failure;
 
     public Http3Session(IMultiplexedConnection connection, bool isServer, Http3Settings localSettings)
     {
         _connection = connection;
         LocalSettings = localSettings;
-        _peerStreams = new Http3PeerStreams(isServer, settings => _peerSettings.TrySetResult(settings), static _ => { });
+        if (localSettings.QpackMaxTableCapacity > 0)
+        {
+            // RFC 9204: we decode with the dynamic table we advertise; the peer's encoder stream fills it.
+            _qpack = new QpackDecoderSession(localSettings.QpackMaxTableCapacity, (int)Math.Min(int.MaxValue, localSettings.QpackBlockedStreams));
+            _qpack.DecoderInstructionsQueued += OnDecoderInstructionsQueued;
+        }
+
+        _peerStreams = new Http3PeerStreams(isServer, settings => _peerSettings.TrySetResult(settings), static _ => { }, _qpack);
     }
 
     public IMultiplexedConnection Connection => _connection;
 
     public Http3Settings LocalSettings { get; }
+
+    /// <summary>The QPACK decoding state when <see cref="LocalSettings"/> advertise a dynamic table; null for capacity 0.</summary>
+    public QpackDecoderSession? Qpack => _qpack;
 
     public Task<Http3Settings> PeerSettings => _peerSettings.Task;
 
@@ -52,6 +65,52 @@ internal sealed class Http3Session
             await stream.Stream.WriteAsync(new[] { (byte)type }, cancellationToken).ConfigureAwait(false);
             await stream.Stream.FlushAsync(cancellationToken).ConfigureAwait(false);
             _localUnidirectionalStreams.Add(stream);
+            if (type == Http3StreamType.QpackDecoder)
+            {
+                _decoderStream = stream;
+            }
+        }
+
+        if (_qpack?.HasDecoderInstructions == true)
+        {
+            OnDecoderInstructionsQueued();
+        }
+    }
+
+    /// <summary>Writes queued QPACK decoder-stream instructions in order, one writer at a time.</summary>
+    private void OnDecoderInstructionsQueued()
+    {
+        if (_decoderStream is not null && Interlocked.Exchange(ref _decoderWriting, 1) == 0)
+        {
+            _ = WriteDecoderInstructionsAsync(_decoderStream);
+        }
+    }
+
+    private async Task WriteDecoderInstructionsAsync(IMultiplexedStream decoder)
+    {
+        try
+        {
+            while (true)
+            {
+                byte[]? instructions = _qpack!.TakeDecoderInstructions();
+                if (instructions is null)
+                {
+                    Volatile.Write(ref _decoderWriting, 0);
+                    if (!_qpack.HasDecoderInstructions || Interlocked.Exchange(ref _decoderWriting, 1) != 0)
+                    {
+                        return;
+                    }
+
+                    continue;
+                }
+
+                await decoder.Stream.WriteAsync(instructions).ConfigureAwait(false);
+                await decoder.Stream.FlushAsync().ConfigureAwait(false);
+            }
+        }
+        catch (Exception ex) when (ex is IOException or ObjectDisposedException or OperationCanceledException or InvalidOperationException or System.Net.Quic.Managed.QuicException)
+        {
+            // The connection is going away.
         }
     }
 
@@ -144,6 +203,7 @@ internal sealed class Http3Session
         }
 
         _peerSettings.TrySetException(error);
+        _qpack?.Fail(error);
         try
         {
             await _connection.CloseAsync((long)error.ErrorCode, CancellationToken.None).ConfigureAwait(false);

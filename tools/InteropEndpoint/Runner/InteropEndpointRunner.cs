@@ -312,7 +312,18 @@ internal static class InteropEndpointRunner
         {
             if (alpn == InteropTestCase.AlpnH3)
             {
-                await new Http3Server(multiplexed, root).RunAsync(cancellationToken).ConfigureAwait(false);
+                var server = new Http3Server(multiplexed, root);
+                try
+                {
+                    await server.RunAsync(cancellationToken).ConfigureAwait(false);
+                }
+                finally
+                {
+                    if (server.Session.Qpack is QpackDecoderSession qpack)
+                    {
+                        log.WriteLine($"qpack: {qpack.EncoderStreamBytes} encoder-stream bytes, {qpack.InsertCount} dynamic table inserts");
+                    }
+                }
             }
             else
             {

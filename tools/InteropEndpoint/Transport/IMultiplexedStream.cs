@@ -7,6 +7,9 @@ internal interface IMultiplexedStream : IAsyncDisposable
 
     bool IsBidirectional { get; }
 
+    /// <summary>The QUIC stream id (QPACK's decoder stream names request streams by it, RFC 9204 §4.4).</summary>
+    long Id { get; }
+
     /// <summary>Sends FIN on the write side.</summary>
     void CompleteWrites();
 

@@ -8,6 +8,7 @@ internal sealed class InMemoryConnection : IMultiplexedConnection
     private readonly Channel<IMultiplexedStream> _incoming = Channel.CreateUnbounded<IMultiplexedStream>();
     private InMemoryConnection _peer = null!;
     // Shared by both ends: closing the connection resets every stream, as a QUIC CONNECTION_CLOSE does.
+    private static long s_nextId;
     private List<InMemoryStream> _streams = null!;
 
     /// <summary>The error code the peer closed the connection with, if it did.</summary>
@@ -27,8 +28,9 @@ internal sealed class InMemoryConnection : IMultiplexedConnection
     {
         InMemoryPipe toPeer = new();
         InMemoryPipe fromPeer = new();
-        InMemoryStream local = new(bidirectional ? fromPeer : null, toPeer, bidirectional);
-        InMemoryStream remote = new(toPeer, bidirectional ? fromPeer : null, bidirectional);
+        long id = Interlocked.Increment(ref s_nextId) * 4;
+        InMemoryStream local = new(bidirectional ? fromPeer : null, toPeer, bidirectional) { Id = id };
+        InMemoryStream remote = new(toPeer, bidirectional ? fromPeer : null, bidirectional) { Id = id };
         lock (_streams)
         {
             _streams.Add(local);

@@ -17,6 +17,8 @@ internal sealed class InMemoryStream : Stream, IMultiplexedStream
 
     public bool IsBidirectional { get; }
 
+    public long Id { get; init; }
+
     public override bool CanRead => _readPipe is not null;
 
     public override bool CanWrite => _writePipe is not null;

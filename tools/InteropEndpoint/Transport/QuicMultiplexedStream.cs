@@ -16,6 +16,8 @@ internal sealed class QuicMultiplexedStream : IMultiplexedStream
 
     public bool IsBidirectional { get; }
 
+    public long Id => _stream.Id;
+
     public void CompleteWrites() => _stream.CompleteWrites();
 
     public void Abort(long errorCode) => _stream.Abort(IsBidirectional ? QuicAbortDirection.Both : QuicAbortDirection.Read, errorCode);
