@@ -141,7 +141,7 @@ public sealed class LoadOptions
         private readonly Option<double?> _maxSeconds = new("--max-seconds")
         {
             HelpName = "S",
-            Description = "Stop the whole run after S seconds; what is unfinished then makes the run fail (default: 900, or T + 120 for connections and soak).",
+            Description = "Stop the whole run after S seconds; what is unfinished then makes the run fail (default: 900, or T + 120 for connections, soak and handshakes).",
             CustomParser = r => double.TryParse(r.Tokens[0].Value, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s > 0 ? s : Error<double?>(r),
         };
         private readonly Option<double?> _warmup = new("--warmup")

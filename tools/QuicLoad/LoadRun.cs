@@ -401,8 +401,11 @@ public sealed class LoadRun
         o.WriteLine();
         o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{result.Mode}, provider {result.Provider}: {(complete ? "complete" : "INCOMPLETE (time limit or a needed connection failed)")} in {elapsed:0.0} s"));
         o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  connections {result.Connections} ({result.ConnectionsPerSecond:0.0}/s), streams {result.Streams}, {result.Bytes / MiB:0.0} MiB moved"));
-        o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {(timed ? $"over the {rateSeconds:0.0} s of streams: " : "")}{result.StreamsPerSecond:0.0} streams/s, {result.MiBPerSecond:0.00} MiB/s ({result.MiBPerSecond * MiB * 8 / 1e9:0.000} Gbit/s)"));
-        if (_options.Mode == LoadMode.Handshakes)
+        if (_options.Mode != LoadMode.Handshakes)
+        {
+            o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {(timed ? $"over the {rateSeconds:0.0} s of streams: " : "")}{result.StreamsPerSecond:0.0} streams/s, {result.MiBPerSecond:0.00} MiB/s ({result.MiBPerSecond * MiB * 8 / 1e9:0.000} Gbit/s)"));
+        }
+        else
         {
             o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  handshakes/s: {result.ConnectionsPerSecond:0.0} ({_counters.Connections - _timedConnectionsStart} connections set up and closed in {rateSeconds:0.0} s, {_options.Parallel} at a time)"));
         }
