@@ -22,6 +22,12 @@ public enum LoadMode
 
     /// <summary>T minutes of workers that connect, run a random number of streams of random sizes, and close.</summary>
     Soak,
+
+    /// <summary>T seconds of workers that connect and close, a bounded number at a time: handshakes per second.</summary>
+    Handshakes,
+
+    /// <summary>A server alone on a given port (for tests with several server processes): echoes every stream until stdin ends.</summary>
+    Serve,
 }
 
 /// <summary>Command line of QuicLoad (System.CommandLine): one subcommand per mode, shared options on the root.</summary>
@@ -59,6 +65,27 @@ public sealed class LoadOptions
 
     public QuicProvider Provider { get; private set; }
 
+    /// <summary>--listener-sockets: the server's SO_REUSEPORT sockets, one driver each (managed provider; 0 = the default, 1).</summary>
+    public int ListenerSockets { get; private set; }
+
+    /// <summary>serve: the UDP port (0: any free port).</summary>
+    public int Port { get; private set; }
+
+    /// <summary>serve: sockets of the SO_REUSEPORT group spanning processes (0: this server's alone).</summary>
+    public int ReusePortGroupSize { get; private set; }
+
+    /// <summary>serve: the group index of this server's first socket.</summary>
+    public int ReusePortGroupIndex { get; private set; }
+
+    /// <summary>serve: every client goes through a Retry.</summary>
+    public bool RequireRetry { get; private set; }
+
+    /// <summary>serve: the fleet's stateless reset key (empty: random).</summary>
+    public byte[] StatelessResetKey { get; private set; } = [];
+
+    /// <summary>serve: the fleet's Retry and NEW_TOKEN key (empty: random).</summary>
+    public byte[] TokenKey { get; private set; } = [];
+
     public bool IPv6 { get; private set; }
 
     /// <summary>--json PATH ("-" = standard output instead of the text summary).</summary>
@@ -71,7 +98,7 @@ public sealed class LoadOptions
     public double? MaxSeconds { get; private set; }
 
     /// <summary>The bound on the whole run in effect.</summary>
-    public double TimeLimitSeconds => MaxSeconds ?? (Mode is LoadMode.Connections or LoadMode.Soak ? DurationSeconds + 120 : 900);
+    public double TimeLimitSeconds => MaxSeconds ?? (Mode is LoadMode.Connections or LoadMode.Soak or LoadMode.Handshakes ? DurationSeconds + 120 : 900);
 
     /// <summary>Seconds of warm-up the growth figures skip (null: a fifth of the run, at most 60 s).</summary>
     public double? WarmupSeconds { get; private set; }
@@ -88,7 +115,7 @@ public sealed class LoadOptions
     }
 
     /// <summary>The mode names, in the order of the help.</summary>
-    public static IReadOnlyList<string> ModeNames { get; } = ["sequential", "concurrent", "streams", "connections", "soak"];
+    public static IReadOnlyList<string> ModeNames { get; } = ["sequential", "concurrent", "streams", "connections", "soak", "handshakes", "serve"];
 
     public static bool TryParse(string[] args, out LoadOptions options, out string error)
         => TryParse(args, QuicProviderSelection.Default, out options, out error);
@@ -114,7 +141,7 @@ public sealed class LoadOptions
         private readonly Option<double?> _maxSeconds = new("--max-seconds")
         {
             HelpName = "S",
-            Description = "Stop the whole run after S seconds; what is unfinished then makes the run fail (default: 900, or T + 120 for connections and soak).",
+            Description = "Stop the whole run after S seconds; what is unfinished then makes the run fail (default: 900, or T + 120 for connections, soak and handshakes).",
             CustomParser = r => double.TryParse(r.Tokens[0].Value, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s > 0 ? s : Error<double?>(r),
         };
         private readonly Option<double?> _warmup = new("--warmup")
@@ -124,6 +151,13 @@ public sealed class LoadOptions
             CustomParser = r => double.TryParse(r.Tokens[0].Value, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s >= 0 ? s : Error<double?>(r),
         };
         private readonly Option<int> _requestSize = Size("--request-size", "Bytes the client sends on each stream (after an 8-byte header).", 64);
+        private readonly Option<int> _listenerSockets = new("--listener-sockets")
+        {
+            HelpName = "N",
+            Description = "The server's SO_REUSEPORT sockets on its port, one driver thread each (managed provider only; "
+                + "QuicListenerOptions.ListenerSockets). Default: 1.",
+            CustomParser = r => int.TryParse(r.Tokens[0].Value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n is > 0 and <= 256 ? n : Error<int>(r),
+        };
 
         // Per mode.
         private readonly Option<int> _size1K = Size("--size", "Bytes of each response.", 1024);
@@ -145,6 +179,35 @@ public sealed class LoadOptions
             CustomParser = r => double.TryParse(r.Tokens[0].Value, NumberStyles.Float, CultureInfo.InvariantCulture, out double m) && m > 0 ? m : Error<double>(r),
         };
         private readonly Option<int> _workers = Count("--workers", "Workers, each with one connection at a time.", 8);
+        private readonly Argument<double> _handshakeSeconds = new("T")
+        {
+            Description = "Seconds.",
+            CustomParser = r => double.TryParse(r.Tokens[0].Value, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s > 0 ? s : Error<double>(r),
+        };
+        private readonly Option<int> _handshakesParallel = Count("--parallel", "Connections being set up at a time.", 16);
+        private readonly Option<int> _port = new("--port")
+        {
+            HelpName = "N",
+            Description = "UDP port on the loopback address (0: any free port).",
+            DefaultValueFactory = _ => 0,
+            CustomParser = r => int.TryParse(r.Tokens[0].Value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n <= 65535 ? n : Error<int>(r),
+        };
+        private readonly Option<int> _groupSize = new("--reuseport-group-size")
+        {
+            HelpName = "G",
+            Description = "Sockets of the SO_REUSEPORT group on the port, all processes together (QuicListenerOptions.ReusePortGroupSize; "
+                + "start the processes in the order of their --reuseport-group-index).",
+            CustomParser = r => int.TryParse(r.Tokens[0].Value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n <= 256 ? n : Error<int>(r),
+        };
+        private readonly Option<int> _groupIndex = new("--reuseport-group-index")
+        {
+            HelpName = "I",
+            Description = "The group index of this server's first socket (QuicListenerOptions.ReusePortGroupIndex).",
+            CustomParser = r => int.TryParse(r.Tokens[0].Value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n < 256 ? n : Error<int>(r),
+        };
+        private readonly Option<bool> _requireRetry = new("--require-retry") { Description = "Send every client a Retry first (QuicListenerOptions.RequireRetry)." };
+        private readonly Option<byte[]> _resetKey = HexKey("--stateless-reset-key", "The fleet's stateless reset key, at least 16 bytes in hex (QuicListenerOptions.StatelessResetKey).");
+        private readonly Option<byte[]> _tokenKey = HexKey("--token-key", "The fleet's Retry and NEW_TOKEN token key, at least 16 bytes in hex (QuicListenerOptions.AddressValidationTokenKey).");
 
         public LoadCommandLine(QuicProvider defaultProvider)
         {
@@ -162,12 +225,12 @@ public sealed class LoadOptions
                 },
                 Recursive = true,
             };
-            foreach (Option shared in new Option[] { _ipv6, _json, _timeout, _maxSeconds, _warmup, _requestSize })
+            foreach (Option shared in new Option[] { _ipv6, _json, _timeout, _maxSeconds, _warmup, _requestSize, _listenerSockets })
             {
                 shared.Recursive = true;
             }
 
-            Root = new Command("QuicLoad", Description) { _provider, _ipv6, _json, _timeout, _maxSeconds, _warmup, _requestSize };
+            Root = new Command("QuicLoad", Description) { _provider, _ipv6, _json, _timeout, _maxSeconds, _warmup, _requestSize, _listenerSockets };
             Add(LoadMode.Sequential, new Command("sequential", "N connections one after the other: connect, one request/response stream, close.") { _sequentialCount, _size1K });
             Add(LoadMode.Concurrent, new Command("concurrent", "M connections at once, each with K streams at once.") { _concurrentCount, _concurrentStreams, _size64K });
             Add(LoadMode.Streams, new Command("streams", "N request/response streams on one connection.") { _streamsCount, _size1K, _streamsParallel });
@@ -178,6 +241,16 @@ public sealed class LoadOptions
             Add(LoadMode.Soak, new Command("soak", "T minutes of workers that connect, run a random number of streams of random sizes, close, and connect again.")
             {
                 _soakMinutes, _soakSize, _soakParallel, _workers, _recycle,
+            });
+            Add(LoadMode.Handshakes, new Command("handshakes", "T seconds of connections that connect and close, N being set up at a time: handshakes per second.")
+            {
+                _handshakeSeconds, _handshakesParallel,
+            });
+            Add(LoadMode.Serve, new Command("serve", "A server alone, for tests with several server processes on one port: prints 'listening <address>', "
+                + "opens a unidirectional stream on each connection with its 4-byte group index, echoes every bidirectional stream; when "
+                + "stdin ends, prints 'served <C> connections <S> streams <B> bytes' and exits.")
+            {
+                _port, _groupSize, _groupIndex, _requireRetry, _resetKey, _tokenKey,
             });
             Root.Add(new System.CommandLine.Help.HelpOption { Recursive = true });
             foreach (Option option in Root.Options)
@@ -219,6 +292,13 @@ public sealed class LoadOptions
             options.MaxSeconds = result.GetValue(_maxSeconds);
             options.WarmupSeconds = result.GetValue(_warmup);
             options.RequestSize = result.GetValue(_requestSize);
+            options.ListenerSockets = result.GetValue(_listenerSockets);
+            if (options.ListenerSockets > 0 && options.Provider == QuicProvider.MsQuic)
+            {
+                error = "--listener-sockets is a managed provider option (msquic partitions by itself)";
+                return false;
+            }
+
             switch (mode)
             {
                 case LoadMode.Sequential:
@@ -249,6 +329,25 @@ public sealed class LoadOptions
                     options.Count = result.GetValue(_workers);
                     options.Recycle = result.GetValue(_recycle);
                     break;
+                case LoadMode.Handshakes:
+                    options.DurationSeconds = result.GetValue(_handshakeSeconds);
+                    options.Parallel = result.GetValue(_handshakesParallel);
+                    options.Count = options.Parallel;
+                    break;
+                case LoadMode.Serve:
+                    options.Port = result.GetValue(_port);
+                    options.ReusePortGroupSize = result.GetValue(_groupSize);
+                    options.ReusePortGroupIndex = result.GetValue(_groupIndex);
+                    options.RequireRetry = result.GetValue(_requireRetry);
+                    options.StatelessResetKey = result.GetValue(_resetKey) ?? [];
+                    options.TokenKey = result.GetValue(_tokenKey) ?? [];
+                    if (options.Provider == QuicProvider.MsQuic)
+                    {
+                        error = "serve runs on the managed provider only";
+                        return false;
+                    }
+
+                    break;
             }
 
             return true;
@@ -268,6 +367,24 @@ public sealed class LoadOptions
             Description = description,
             DefaultValueFactory = _ => defaultValue,
             CustomParser = r => int.TryParse(r.Tokens[0].Value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n > 0 ? n : Error<int>(r),
+        };
+
+        private static Option<byte[]> HexKey(string name, string description) => new(name)
+        {
+            HelpName = "HEX",
+            Description = description,
+            CustomParser = r =>
+            {
+                try
+                {
+                    byte[] key = Convert.FromHexString(r.Tokens[0].Value);
+                    return key.Length >= 16 ? key : Error<byte[]>(r);
+                }
+                catch (FormatException)
+                {
+                    return Error<byte[]>(r);
+                }
+            },
         };
 
         private static Argument<int> CountArgument(string name, string description) => new(name)

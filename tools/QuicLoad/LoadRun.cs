@@ -21,6 +21,7 @@ public sealed class LoadRun
     private readonly TextWriter _out;
     private QuicClientConnectionOptions _clientOptions = null!;
     private long _timedStreamsStart;
+    private long _timedConnectionsStart;
     private double _timedStart;
     private double _timedEnd;
     private string _baselineFdKinds = "";
@@ -122,6 +123,7 @@ public sealed class LoadRun
         LoadMode.Concurrent => $"concurrent {_options.Count} x {_options.StreamsPerConnection}",
         LoadMode.Streams => $"streams {_options.Count} (parallel {_options.Parallel})",
         LoadMode.Connections => $"connections {_options.Count} x {_options.DurationSeconds:0.##} s (parallel {_options.Parallel})",
+        LoadMode.Handshakes => $"handshakes {_options.DurationSeconds:0.##} s (parallel {_options.Parallel})",
         _ => $"soak {_options.DurationSeconds / 60:0.##} min ({_options.Count} workers, parallel {_options.Parallel}, recycle 1..{_options.Recycle})",
     };
 
@@ -132,6 +134,7 @@ public sealed class LoadRun
         LoadMode.Concurrent => ConcurrentAsync(run),
         LoadMode.Streams => StreamsAsync(run),
         LoadMode.Connections => ConnectionsAsync(run),
+        LoadMode.Handshakes => HandshakesAsync(run),
         _ => SoakAsync(run),
     };
 
@@ -185,6 +188,29 @@ public sealed class LoadRun
         _timedEnd = _clock.Elapsed.TotalSeconds;
         await Task.WhenAll(connections.OfType<QuicConnection>().Select(c => CloseAsync(c, graceful: true, run))).ConfigureAwait(false);
         return connections.All(c => c is not null);
+    }
+
+    /// <summary>For T seconds, <see cref="LoadOptions.Parallel"/> workers each connect and close, again and again.</summary>
+    private async Task<bool> HandshakesAsync(CancellationToken run)
+    {
+        // One connection first pays the JIT and the TLS library's one-time setup outside the timed window.
+        QuicConnection? cold = await ConnectAsync(run).ConfigureAwait(false);
+        if (cold is null) return false;
+        await CloseAsync(cold, graceful: true, run).ConfigureAwait(false);
+        _timedConnectionsStart = _counters.Connections;
+        _timedStart = _clock.Elapsed.TotalSeconds;
+        double end = _timedStart + _options.DurationSeconds;
+        await Task.WhenAll(Enumerable.Range(0, _options.Parallel).Select(async _ =>
+        {
+            while (_clock.Elapsed.TotalSeconds < end && !run.IsCancellationRequested)
+            {
+                QuicConnection? connection = await ConnectAsync(run).ConfigureAwait(false);
+                if (connection is null) return;
+                await CloseAsync(connection, graceful: true, run).ConfigureAwait(false);
+            }
+        })).ConfigureAwait(false);
+        _timedEnd = _clock.Elapsed.TotalSeconds;
+        return true;
     }
 
     private async Task<bool> SoakAsync(CancellationToken run)
@@ -329,7 +355,7 @@ public sealed class LoadRun
         ResourceSample last = _samples[^1];
         double[] handshakes = [.. _counters.HandshakeMilliseconds.Order()];
         long failures = _counters.Failures + _counters.ServerFailures;
-        bool timed = _options.Mode == LoadMode.Connections;
+        bool timed = _options.Mode is LoadMode.Connections or LoadMode.Handshakes;
         int socketsLeft = Sockets() - _baselineSockets;
         double rateSeconds = timed ? Math.Max(1e-3, _timedEnd - _timedStart) : Math.Max(1e-3, elapsed);
         long rateStreams = timed ? _counters.Streams - _timedStreamsStart : _counters.Streams;
@@ -342,7 +368,9 @@ public sealed class LoadRun
             Connections = _counters.Connections,
             Streams = _counters.Streams,
             Bytes = _counters.Bytes,
-            ConnectionsPerSecond = _counters.Connections / Math.Max(1e-3, elapsed),
+            ConnectionsPerSecond = _options.Mode == LoadMode.Handshakes
+                ? (_counters.Connections - _timedConnectionsStart) / rateSeconds
+                : _counters.Connections / Math.Max(1e-3, elapsed),
             StreamsPerSecond = rateStreams / rateSeconds,
             MiBPerSecond = (timed ? rateStreams * (double)(_options.ResponseSize + _options.RequestSize) : _counters.Bytes) / rateSeconds / MiB,
             HandshakeP50Ms = Percentile(handshakes, 0.50),
@@ -373,7 +401,15 @@ public sealed class LoadRun
         o.WriteLine();
         o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{result.Mode}, provider {result.Provider}: {(complete ? "complete" : "INCOMPLETE (time limit or a needed connection failed)")} in {elapsed:0.0} s"));
         o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  connections {result.Connections} ({result.ConnectionsPerSecond:0.0}/s), streams {result.Streams}, {result.Bytes / MiB:0.0} MiB moved"));
-        o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {(timed ? $"over the {rateSeconds:0.0} s of streams: " : "")}{result.StreamsPerSecond:0.0} streams/s, {result.MiBPerSecond:0.00} MiB/s ({result.MiBPerSecond * MiB * 8 / 1e9:0.000} Gbit/s)"));
+        if (_options.Mode != LoadMode.Handshakes)
+        {
+            o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {(timed ? $"over the {rateSeconds:0.0} s of streams: " : "")}{result.StreamsPerSecond:0.0} streams/s, {result.MiBPerSecond:0.00} MiB/s ({result.MiBPerSecond * MiB * 8 / 1e9:0.000} Gbit/s)"));
+        }
+        else
+        {
+            o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  handshakes/s: {result.ConnectionsPerSecond:0.0} ({_counters.Connections - _timedConnectionsStart} connections set up and closed in {rateSeconds:0.0} s, {_options.Parallel} at a time)"));
+        }
+
         if (handshakes.Length > 0)
         {
             o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  handshake ms: p50 {result.HandshakeP50Ms:0.0}, p99 {result.HandshakeP99Ms:0.0}, max {result.HandshakeMaxMs:0.0}"));

@@ -6,7 +6,11 @@ using System.Security.Cryptography.X509Certificates;
 
 namespace QuicManaged.Tools.QuicLoad;
 
-/// <summary>The in-process server: accepts every connection and serves each of its streams with <see cref="LoadProtocol.ServeAsync"/>.</summary>
+/// <summary>
+/// The in-process server: accepts every connection and serves each of its streams with <see cref="LoadProtocol.ServeAsync"/>.
+/// In the serve mode (a server process of its own) it opens a unidirectional stream on each connection carrying its
+/// 4-byte group index (big-endian) and echoes every bidirectional stream instead.
+/// </summary>
 public sealed class LoadServer : IAsyncDisposable
 {
     private readonly CancellationTokenSource _stop = new();
@@ -14,13 +18,29 @@ public sealed class LoadServer : IAsyncDisposable
     private readonly LoadCounters _counters;
     private readonly QuicListener _listener;
     private readonly Task _acceptLoop;
+    private readonly bool _echo;
+    private readonly int _groupIndex;
+    private long _served;
+    private long _servedStreams;
+    private long _echoedBytes;
 
-    private LoadServer(QuicListener listener, LoadCounters counters)
+    private LoadServer(QuicListener listener, LoadCounters counters, LoadOptions options)
     {
         _listener = listener;
         _counters = counters;
+        _echo = options.Mode == LoadMode.Serve;
+        _groupIndex = options.ReusePortGroupIndex;
         _acceptLoop = AcceptLoopAsync();
     }
+
+    /// <summary>Connections accepted so far.</summary>
+    public long ServedConnections => Interlocked.Read(ref _served);
+
+    /// <summary>serve: bidirectional streams echoed to their end.</summary>
+    public long ServedStreams => Interlocked.Read(ref _servedStreams);
+
+    /// <summary>serve: bytes echoed.</summary>
+    public long EchoedBytes => Interlocked.Read(ref _echoedBytes);
 
     public IPEndPoint EndPoint => _listener.LocalEndPoint;
 
@@ -31,7 +51,7 @@ public sealed class LoadServer : IAsyncDisposable
     {
         var listenerOptions = new QuicListenerOptions
         {
-            ListenEndPoint = new IPEndPoint(options.IPv6 ? IPAddress.IPv6Loopback : IPAddress.Loopback, 0),
+            ListenEndPoint = new IPEndPoint(options.IPv6 ? IPAddress.IPv6Loopback : IPAddress.Loopback, options.Port),
             ApplicationProtocols = [LoadProtocol.Alpn],
             ListenBacklog = 512,
             ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(new QuicServerConnectionOptions
@@ -46,9 +66,15 @@ public sealed class LoadServer : IAsyncDisposable
                 DefaultStreamErrorCode = 1,
                 DefaultCloseErrorCode = 0,
             }),
+            ListenerSockets = options.ListenerSockets,
+            ReusePortGroupSize = options.ReusePortGroupSize,
+            ReusePortGroupIndex = options.ReusePortGroupIndex,
+            RequireRetry = options.RequireRetry,
+            StatelessResetKey = options.StatelessResetKey,
+            AddressValidationTokenKey = options.TokenKey,
         };
         QuicListener listener = await QuicListener.ListenAsync(listenerOptions, options.Provider, cancellationToken).ConfigureAwait(false);
-        return new LoadServer(listener, counters);
+        return new LoadServer(listener, counters, options);
     }
 
     private async Task AcceptLoopAsync()
@@ -75,6 +101,7 @@ public sealed class LoadServer : IAsyncDisposable
                 continue;
             }
 
+            Interlocked.Increment(ref _served);
             var started = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
             _connections[connection] = started.Task;
             _ = ServeConnectionAsync(connection, started);
@@ -86,6 +113,7 @@ public sealed class LoadServer : IAsyncDisposable
         var streams = new List<Task>();
         try
         {
+            if (_echo) streams.Add(SendGroupIndexAsync(connection));
             while (true)
             {
                 QuicStream stream = await connection.AcceptInboundStreamAsync(_stop.Token).ConfigureAwait(false);
@@ -119,7 +147,8 @@ public sealed class LoadServer : IAsyncDisposable
         {
             await using (stream.ConfigureAwait(false))
             {
-                await LoadProtocol.ServeAsync(stream, _stop.Token).ConfigureAwait(false);
+                if (_echo) await EchoAsync(stream).ConfigureAwait(false);
+                else await LoadProtocol.ServeAsync(stream, _stop.Token).ConfigureAwait(false);
             }
         }
         catch (Exception e) when (!_stop.IsCancellationRequested)
@@ -130,6 +159,45 @@ public sealed class LoadServer : IAsyncDisposable
         {
             // Shutting down.
         }
+    }
+
+    /// <summary>serve: tells the client which server of the group holds its connection.</summary>
+    private async Task SendGroupIndexAsync(QuicConnection connection)
+    {
+        try
+        {
+            QuicStream stream = await connection.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, _stop.Token).ConfigureAwait(false);
+            await using (stream.ConfigureAwait(false))
+            {
+                byte[] index = new byte[4];
+                System.Buffers.Binary.BinaryPrimitives.WriteInt32BigEndian(index, _groupIndex);
+                await stream.WriteAsync(index, completeWrites: true, _stop.Token).ConfigureAwait(false);
+            }
+        }
+        catch (Exception e) when (!_stop.IsCancellationRequested && e is not QuicException { QuicError: QuicError.ConnectionAborted or QuicError.ConnectionIdle or QuicError.OperationAborted })
+        {
+            _counters.ServerFailure("group index stream", e);
+        }
+        catch (Exception)
+        {
+            // The client went away first, or shutting down.
+        }
+    }
+
+    /// <summary>serve: writes back everything the client sends, then ends the stream.</summary>
+    private async Task EchoAsync(QuicStream stream)
+    {
+        byte[] buffer = new byte[64 * 1024];
+        while (true)
+        {
+            int n = await stream.ReadAsync(buffer, _stop.Token).ConfigureAwait(false);
+            if (n == 0) break;
+            await stream.WriteAsync(buffer.AsMemory(0, n), _stop.Token).ConfigureAwait(false);
+            Interlocked.Add(ref _echoedBytes, n);
+        }
+
+        stream.CompleteWrites();
+        Interlocked.Increment(ref _servedStreams);
     }
 
     public async ValueTask DisposeAsync()

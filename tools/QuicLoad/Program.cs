@@ -14,4 +14,4 @@ if (!LoadOptions.TryParse(args, out LoadOptions options, out string error))
     return 2;
 }
 
-return await new LoadRun(options).RunAsync();
+return options.Mode == LoadMode.Serve ? await LoadServe.RunAsync(options) : await new LoadRun(options).RunAsync();

@@ -60,20 +60,29 @@ internal sealed class ListenerPort : IServerConnectionFactory
             }
 
             int requested = options.EffectiveListenerSockets;
+            // A group spanning processes (ReusePortGroupSize): this listener's sockets are indices first.. of group.
+            int group = options.EffectiveReusePortGroupSize;
+            int firstWorker = options.EffectiveReusePortGroupIndex;
             bool steered = false;
-            Socket[] sockets = requested > 1
-                ? ReusePortGroup.Bind(options.ListenEndPoint, requested, ListenerEndpointOptions.WorkerTagOffset(options, requested), out steered)
+            bool grouped = false;
+            Socket[] sockets = group > 1
+                ? ReusePortGroup.Bind(options.ListenEndPoint, requested, group, ListenerEndpointOptions.WorkerTagOffset(options, group), out steered, out grouped)
                 : [UdpSocketFactory.Bind(options.ListenEndPoint)];
+            if (!grouped)
+            {
+                group = 1; // no SO_REUSEPORT here: one ordinary socket, no worker tag
+                firstWorker = 0;
+            }
             var key = (IPEndPoint)sockets[0].LocalEndPoint!;
-            var port = new ListenerPort(key) { KernelSteering = sockets.Length > 1 && steered };
-            port.Handoff = sockets.Length > 1 ? new ListenerWorkerHandoff() : null;
+            var port = new ListenerPort(key) { KernelSteering = group > 1 && steered };
+            port.Handoff = group > 1 ? new ListenerWorkerHandoff(firstWorker) : null;
             var hosts = new ManagedDriverHost[sockets.Length];
             for (int i = 0; i < hosts.Length; i++)
             {
-                EndpointOptions endpointOptions = ListenerEndpointOptions.Create(options, key.ToString(), i, hosts.Length, port.Handoff);
+                EndpointOptions endpointOptions = ListenerEndpointOptions.Create(options, key.ToString(), firstWorker + i, group, port.Handoff);
                 var endpoint = new Endpoint(endpointOptions, hosts.Length == 1 ? port : new WorkerFactory(port, i));
                 string name = hosts.Length == 1 ? $"QuicManaged listener {key}" : $"QuicManaged listener {key} #{i}";
-                hosts[i] = new ManagedDriverHost(sockets[i], endpoint, name, sharedPort: hosts.Length > 1) { Listeners = port };
+                hosts[i] = new ManagedDriverHost(sockets[i], endpoint, name, sharedPort: group > 1) { Listeners = port };
             }
             port.Hosts = hosts;
             port.Host = hosts[0];

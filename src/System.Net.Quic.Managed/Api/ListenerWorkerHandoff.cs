@@ -10,7 +10,12 @@ namespace System.Net.Quic.Managed;
 /// kernel delivered to the wrong socket: a copy is posted to the owner's driver, which feeds it to its endpoint as if it
 /// had received it (replies leave from the owner's socket, which has the same address and port).
 /// </summary>
-internal sealed class ListenerWorkerHandoff : IDatagramHandoff
+/// <remarks>
+/// In a SO_REUSEPORT group that spans processes (<see cref="QuicListenerOptions.ReusePortGroupSize"/>) the workers are the
+/// group's sockets <see cref="FirstWorker"/> and up; a datagram for a worker of another process cannot be handed over and
+/// is treated as unknown (a stateless reset, as any server of a fleet answers for a server that is gone).
+/// </remarks>
+internal sealed class ListenerWorkerHandoff(int firstWorker = 0) : IDatagramHandoff
 {
     private ManagedDriverHost[] _hosts = [];
     private long _handedOff;
@@ -21,9 +26,13 @@ internal sealed class ListenerWorkerHandoff : IDatagramHandoff
     /// <summary>Datagrams moved between workers (for tests and diagnostics).</summary>
     public long HandedOff => Interlocked.Read(ref _handedOff);
 
+    /// <summary>The group index of this listener's first worker (0 unless the group spans processes).</summary>
+    public int FirstWorker => firstWorker;
+
     public bool TryHandOff(int worker, ReadOnlySpan<byte> datagram, in NetworkAddress remote)
     {
         ManagedDriverHost[] hosts = _hosts;
+        worker -= firstWorker;
         if ((uint)worker >= (uint)hosts.Length || hosts[worker].IsDisposed) return false;
         byte[] copy = ArrayPool<byte>.Shared.Rent(datagram.Length);
         datagram.CopyTo(copy);

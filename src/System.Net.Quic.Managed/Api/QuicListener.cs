@@ -48,7 +48,7 @@ public sealed class QuicListener : IAsyncDisposable
         }
         if (provider == QuicProvider.MsQuic && options.UsesManagedScaleOutOptions)
         {
-            throw new PlatformNotSupportedException("'ListenerSockets', 'LoadBalancing', 'StatelessResetKey' and 'AddressValidationTokenKey' are supported by the managed provider only: System.Net.Quic (msquic) has no such listener settings.");
+            throw new PlatformNotSupportedException("'ListenerSockets', 'ReusePortGroupSize', 'ReusePortGroupIndex', 'LoadBalancing', 'StatelessResetKey' and 'AddressValidationTokenKey' are supported by the managed provider only: System.Net.Quic (msquic) has no such listener settings.");
         }
         if (provider == QuicProvider.MsQuic && options.ProtocolVersions is not null)
         {

@@ -46,6 +46,27 @@ public sealed class QuicListenerOptions
     public int ListenerSockets { get; set; }
 
     /// <summary>
+    /// Extension beyond System.Net.Quic: the number of sockets in the SO_REUSEPORT group of the listener's port when the
+    /// group spans several processes (each a server of its own, all given the same port, group size and fleet keys), so
+    /// that the kernel steers every packet of a connection to the process that holds it. The listener's own
+    /// <see cref="ListenerSockets"/> sockets are the group's sockets <see cref="ReusePortGroupIndex"/> and up; its connection
+    /// IDs carry their socket's group index, and every process attaches the same steering program (the last one attached
+    /// governs the group; they are identical). Sockets take their group index in bind order: start the processes one after
+    /// the other in the order of their indices. A packet for a connection of another process that reaches this one (that
+    /// process is gone) is answered with a stateless reset. 0 (the default): the group is this listener's sockets alone.
+    /// Requires a port other than 0; Linux only (elsewhere one ordinary socket, so a second process cannot bind the port).
+    /// Managed provider only; see docs/SCALING.md.
+    /// </summary>
+    public int ReusePortGroupSize { get; set; }
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic: the group index of this listener's first socket in a SO_REUSEPORT group spanning
+    /// processes (see <see cref="ReusePortGroupSize"/>): 0 for the process that binds the port first, then the number of
+    /// sockets bound before this listener's. Default 0. Managed provider only.
+    /// </summary>
+    public int ReusePortGroupIndex { get; set; }
+
+    /// <summary>
     /// Extension beyond System.Net.Quic: make the connection IDs of this listener routable by a QUIC-LB load balancer
     /// (draft-ietf-quic-load-balancers). Null (the default): random IDs. Managed provider only.
     /// </summary>
@@ -69,10 +90,17 @@ public sealed class QuicListenerOptions
 
     /// <summary>True when an option only the managed provider implements is set.</summary>
     internal bool UsesManagedScaleOutOptions
-        => ListenerSockets > 1 || LoadBalancing is not null || !StatelessResetKey.IsEmpty || !AddressValidationTokenKey.IsEmpty;
+        => ListenerSockets > 1 || LoadBalancing is not null || !StatelessResetKey.IsEmpty || !AddressValidationTokenKey.IsEmpty
+            || ReusePortGroupSize != 0 || ReusePortGroupIndex != 0;
 
     /// <summary>The socket count actually used: 1 by default and where SO_REUSEPORT is missing.</summary>
     internal int EffectiveListenerSockets => ListenerSockets <= 1 || !OperatingSystem.IsLinux() ? 1 : ListenerSockets;
+
+    /// <summary>The sockets of the whole SO_REUSEPORT group (all processes): at least <see cref="EffectiveListenerSockets"/>; 1 where SO_REUSEPORT is missing.</summary>
+    internal int EffectiveReusePortGroupSize => ReusePortGroupSize <= 1 || !OperatingSystem.IsLinux() ? EffectiveListenerSockets : Math.Max(ReusePortGroupSize, EffectiveListenerSockets);
+
+    /// <summary>The group index of the listener's first socket (0 when the group is the listener's alone).</summary>
+    internal int EffectiveReusePortGroupIndex => EffectiveReusePortGroupSize > EffectiveListenerSockets ? ReusePortGroupIndex : 0;
 
     private void ValidateScaleOut(string argumentName)
     {
@@ -80,7 +108,20 @@ public sealed class QuicListenerOptions
         {
             throw new ArgumentOutOfRangeException(argumentName, ListenerSockets, $"'{nameof(ListenerSockets)}' must be between 0 and 256.");
         }
-        LoadBalancing?.Validate(argumentName, EffectiveListenerSockets > 1 ? 1 : 0);
+        if (ReusePortGroupSize < 0 || ReusePortGroupSize > 256)
+        {
+            throw new ArgumentOutOfRangeException(argumentName, ReusePortGroupSize, $"'{nameof(ReusePortGroupSize)}' must be between 0 and 256.");
+        }
+        int localSockets = Math.Max(1, ListenerSockets);
+        if (ReusePortGroupIndex < 0 || (ReusePortGroupIndex > 0 && ReusePortGroupIndex + localSockets > ReusePortGroupSize))
+        {
+            throw new ArgumentOutOfRangeException(argumentName, ReusePortGroupIndex, $"'{nameof(ReusePortGroupIndex)}' plus the listener's sockets must not exceed '{nameof(ReusePortGroupSize)}'.");
+        }
+        if (ReusePortGroupSize > localSockets && ListenEndPoint is { Port: 0 })
+        {
+            throw new ArgumentException($"A '{nameof(ReusePortGroupSize)}' spanning processes needs a port other than 0 in '{nameof(ListenEndPoint)}'.", argumentName);
+        }
+        LoadBalancing?.Validate(argumentName, EffectiveReusePortGroupSize > 1 ? 1 : 0);
         if (!StatelessResetKey.IsEmpty && StatelessResetKey.Length < 16)
         {
             throw new ArgumentException($"'{nameof(StatelessResetKey)}' must be empty or at least 16 bytes long.", argumentName);

@@ -52,9 +52,20 @@ internal static class ReusePortGroup
     /// program cannot be attached <paramref name="steered"/> is false and the kernel hashes every datagram by address.
     /// </summary>
     public static Socket[] Bind(IPEndPoint localEndPoint, int count, int tagOffset, out bool steered)
+        => Bind(localEndPoint, count, count, tagOffset, out steered, out _);
+
+    /// <summary>
+    /// As <see cref="Bind(IPEndPoint, int, int, out bool)"/> for <paramref name="count"/> sockets of a group of
+    /// <paramref name="groupSize"/> that spans processes (the others bind the same port with SO_REUSEPORT themselves): the
+    /// sockets are reusable even when <paramref name="count"/> is 1, and the program steers by the tag modulo the whole
+    /// group. Every process attaches the same program; the group keeps the last one attached. <paramref name="grouped"/>
+    /// is false when the result is one ordinary socket (no SO_REUSEPORT).
+    /// </summary>
+    public static Socket[] Bind(IPEndPoint localEndPoint, int count, int groupSize, int tagOffset, out bool steered, out bool grouped)
     {
         steered = false;
-        if (count <= 1 || !IsSupported) return [UdpSocketFactory.Bind(localEndPoint)];
+        grouped = false;
+        if (groupSize <= 1 || !IsSupported) return [UdpSocketFactory.Bind(localEndPoint)];
         var sockets = new List<Socket>(count);
         try
         {
@@ -70,7 +81,8 @@ internal static class ReusePortGroup
                 sockets.Add(socket);
                 if (i == 0) target = new IPEndPoint(localEndPoint.Address, ((IPEndPoint)socket.LocalEndPoint!).Port);
             }
-            steered = !SteeringDisabledForTests && LinuxUdpInterop.TryAttachReusePortProgram(sockets[0].SafeHandle, SteeringProgram(tagOffset, count), out _);
+            grouped = true;
+            steered = !SteeringDisabledForTests && LinuxUdpInterop.TryAttachReusePortProgram(sockets[0].SafeHandle, SteeringProgram(tagOffset, groupSize), out _);
             return sockets.ToArray();
         }
         catch

@@ -67,6 +67,8 @@ public class PublicSurfaceTests
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Boolean RequireRetry {get;set;}"] = "force RFC 9000 §8.1.2 address validation with Retry (interop retry case; System.Net.Quic has no such setting)",
         // Scale out (issue 17): several sockets per listener, QUIC-LB connection IDs, fleet keys (docs/SCALING.md).
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Int32 ListenerSockets {get;set;}"] = "SO_REUSEPORT sockets (one driver thread each) behind one listener",
+        ["property System.Net.Quic.Managed.QuicListenerOptions.System.Int32 ReusePortGroupSize {get;set;}"] = "SO_REUSEPORT group spanning processes: the sockets of all of them",
+        ["property System.Net.Quic.Managed.QuicListenerOptions.System.Int32 ReusePortGroupIndex {get;set;}"] = "SO_REUSEPORT group spanning processes: this listener's first socket",
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Net.Quic.Managed.QuicLoadBalancingOptions LoadBalancing {get;set;}"] = "QUIC-LB routable connection IDs (draft-ietf-quic-load-balancers)",
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.ReadOnlyMemory<System.Byte> StatelessResetKey {get;set;}"] = "fleet key: any server resets any server's connections (RFC 9000 §10.3.2)",
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.ReadOnlyMemory<System.Byte> AddressValidationTokenKey {get;set;}"] = "fleet key: Retry and NEW_TOKEN tokens valid on every server (RFC 9000 §8.1.3)",

@@ -27,7 +27,8 @@ public class ScaleOutListenerTests(ITestOutputHelper output)
     public static TheoryData<string> InvalidOptions() => new()
     {
         "sockets -1", "sockets 257", "lb no server id", "lb rotation 7", "lb nonce 3", "lb too long", "lb key 8",
-        "lb no room for tag", "reset key 8", "token key 15",
+        "lb no room for tag", "reset key 8", "token key 15", "group -1", "group 257", "group index without size",
+        "group index past size", "group on port 0",
     };
 
     [Theory]
@@ -51,6 +52,15 @@ public class ScaleOutListenerTests(ITestOutputHelper output)
                     break;
                 case "reset key 8": o.StatelessResetKey = new byte[8]; break;
                 case "token key 15": o.AddressValidationTokenKey = new byte[15]; break;
+                case "group -1": o.ReusePortGroupSize = -1; break;
+                case "group 257": o.ReusePortGroupSize = 257; break;
+                case "group index without size": o.ReusePortGroupIndex = 1; break;
+                case "group index past size":
+                    o.ReusePortGroupSize = 2;
+                    o.ReusePortGroupIndex = 2;
+                    o.ListenEndPoint = new IPEndPoint(IPAddress.Loopback, 4433);
+                    break;
+                case "group on port 0": o.ReusePortGroupSize = 2; break; // the processes of a group must agree on a port
             }
         });
         if (which == "lb no room for tag" && !OperatingSystem.IsLinux()) return; // one socket there: no tag, so valid
@@ -62,6 +72,12 @@ public class ScaleOutListenerTests(ITestOutputHelper output)
     {
         Skip.IfNot(QuicListener.IsProviderSupported(QuicProvider.MsQuic), QuicApiTestEnvironment.MsQuicSkipReason);
         QuicListenerOptions options = Options(o => o.StatelessResetKey = new byte[32]);
+        await Assert.ThrowsAsync<PlatformNotSupportedException>(async () => await QuicListener.ListenAsync(options, QuicProvider.MsQuic, CancellationToken.None));
+        options = Options(o =>
+        {
+            o.ListenEndPoint = new IPEndPoint(IPAddress.Loopback, 4433);
+            o.ReusePortGroupSize = 2;
+        });
         await Assert.ThrowsAsync<PlatformNotSupportedException>(async () => await QuicListener.ListenAsync(options, QuicProvider.MsQuic, CancellationToken.None));
     }
 

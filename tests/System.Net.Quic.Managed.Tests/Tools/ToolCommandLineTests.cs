@@ -141,6 +141,23 @@ public class ToolCommandLineTests
         Assert.Equal(2000, o.TimeLimitSeconds);
         Assert.Equal(120, o.WarmupSeconds);
         Assert.True(o.IPv6);
+
+        Assert.True(LoadOptions.TryParse(["handshakes", "10", "--listener-sockets", "2"], QuicProvider.Managed, out o, out _));
+        Assert.Equal(LoadMode.Handshakes, o.Mode);
+        Assert.Equal(10, o.DurationSeconds);
+        Assert.Equal(16, o.Parallel);
+        Assert.Equal(2, o.ListenerSockets);
+        Assert.Equal(130, o.TimeLimitSeconds);
+
+        Assert.True(LoadOptions.TryParse(["serve", "--port", "4433", "--reuseport-group-size", "2", "--reuseport-group-index", "1", "--require-retry",
+            "--stateless-reset-key", "000102030405060708090a0b0c0d0e0f", "--token-key", "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"], QuicProvider.Managed, out o, out _));
+        Assert.Equal(LoadMode.Serve, o.Mode);
+        Assert.Equal(4433, o.Port);
+        Assert.Equal(2, o.ReusePortGroupSize);
+        Assert.Equal(1, o.ReusePortGroupIndex);
+        Assert.True(o.RequireRetry);
+        Assert.Equal(Enumerable.Range(0, 16).Select(i => (byte)i), o.StatelessResetKey);
+        Assert.Equal(17, o.TokenKey.Length);
     }
 
     [Theory]
@@ -153,6 +170,13 @@ public class ToolCommandLineTests
     [InlineData("soak -1", "-1")]
     [InlineData("connections 5 --seconds 0", "bad value '0' for --seconds")]
     [InlineData("sequential 5 extra", "extra")]
+    [InlineData("handshakes 5 --parallel 0", "bad value '0' for --parallel")]
+    [InlineData("handshakes 5 --provider msquic --listener-sockets 2", "managed provider option")]
+    [InlineData("connections 8 --listener-sockets 0", "bad value '0' for --listener-sockets")]
+    [InlineData("serve --provider msquic", "managed provider only")]
+    [InlineData("serve --stateless-reset-key 0011", "bad value '0011' for --stateless-reset-key")]
+    [InlineData("serve --token-key xyz", "bad value 'xyz' for --token-key")]
+    [InlineData("serve --port 70000", "bad value '70000' for --port")]
     public void QuicLoadRefusesBadValuesWithAMessage(string commandLine, string message)
     {
         Assert.False(LoadOptions.TryParse(commandLine.Split(' ', StringSplitOptions.RemoveEmptyEntries), QuicProvider.Managed, out _, out string error));
