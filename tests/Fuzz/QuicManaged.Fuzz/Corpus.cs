@@ -144,6 +144,18 @@ internal static class Corpus
         put("qpack", "request", section);
         put("qpack", "rfc9204-b1-literal-name-reference", Hex("0000510b2f696e6465782e68746d6c"));
 
+        // ---- qpack-session ---- (records kind(1) length(2) body: 0 encoder stream, 1 field section on stream 4*body[0], 2 reset, 3 take decoder bytes)
+        static byte[] R(byte kind, byte[] body) => Cat([kind, (byte)(body.Length >> 8), (byte)body.Length], body);
+        // RFC 9204 B.2: Set Dynamic Table Capacity 220, two inserts; then the section referencing them (stream 4), acknowledged.
+        put("qpack-session", "rfc9204-b2-insert-then-reference", Cat(
+            R(0, Hex("3fbd01c00f7777772e6578616d706c652e636f6dc10c2f73616d706c652f70617468")),
+            R(1, Cat([1], Hex("03811011"))), R(3, [])));
+        // The section first (blocked on inserts that arrive later), then the inserts, then a reset of another stream.
+        put("qpack-session", "blocked-then-unblocked", Cat(
+            R(1, Cat([2], Hex("03811011"))),
+            R(0, Hex("3fbd01c00f7777772e6578616d706c652e636f6dc10c2f73616d706c652f70617468")),
+            R(2, [7]), R(3, [])));
+
         // ---- capture ---- (byte 0 mod 3: 0 pcap/pcapng, 1 nettrace, 2 one raw datagram)
         byte[] initial = Hex(Rfc9001Vectors.V1ClientProtected);
         put("capture", "0-pcap-ethernet-ipv4-udp-initial", Cat([0], Pcap(initial)));

@@ -104,6 +104,74 @@ internal static class HttpAndDumperTargets
         for (int i = 0; i < fields.Count; i++) Check(decoded[i] == fields[i], "re-encoded section has the same fields");
     }
 
+    // ---------------- qpack-session: the dynamic table through a connection's decoder session ----------------
+
+    /// <summary>
+    /// Records <c>kind(1) length(2) body</c> played into one <see cref="QpackDecoderSession"/> (a 4,096-byte table,
+    /// 4 blocked streams), as a connection's peer drives it: kind 0 (mod 4) encoder-stream bytes; 1 a field section on
+    /// stream <c>4 * body[0]</c> (the rest of the body), which may block until later inserts; 2 the stream's reset
+    /// (Stream Cancellation); 3 the decoder-stream bytes we would send. Only <see cref="Http3ProtocolException"/> with
+    /// a defined code (or a cancelled wait) may come out; the table never exceeds its capacity or its entry bound.
+    /// </summary>
+    public static void QpackSession(byte[] input)
+    {
+        var session = new QpackDecoderSession(maxTableCapacity: 4096, maxBlockedStreams: 4);
+        var pending = new List<(Task Task, CancellationTokenSource Cancel)>();
+        try
+        {
+            for (int offset = 0; offset + 3 <= input.Length;)
+            {
+                int kind = input[offset] % 4;
+                int length = Math.Min((input[offset + 1] << 8) | input[offset + 2], input.Length - offset - 3);
+                byte[] body = input.AsSpan(offset + 3, length).ToArray();
+                offset += 3 + length;
+                switch (kind)
+                {
+                    case 0:
+                        session.OnEncoderStreamData(body);
+                        break;
+                    case 1 when body.Length > 0:
+                        var cancel = new CancellationTokenSource();
+                        Task<List<HeaderField>> decode = session.DecodeAsync(body[1..], 4L * body[0], 64 * 1024, cancel.Token).AsTask();
+                        if (decode.IsCompleted) decode.GetAwaiter().GetResult();
+                        else pending.Add((decode, cancel));
+                        break;
+                    case 2 when body.Length > 0:
+                        session.CancelStream(4L * body[0]);
+                        break;
+                    case 3:
+                        _ = session.TakeDecoderInstructions();
+                        break;
+                }
+
+                QpackDynamicTable table = session.Table;
+                Check(table.Size <= table.Capacity && table.Capacity <= table.MaxCapacity, "table within its capacity");
+                Check(table.Count <= table.MaxEntries, "table within its entry bound");
+                Check(session.BlockedStreams <= session.MaxBlockedStreams, "blocked streams within the limit");
+            }
+        }
+        catch (Http3ProtocolException e)
+        {
+            Check(Enum.IsDefined(e.ErrorCode), $"undefined QPACK error code 0x{(long)e.ErrorCode:x}");
+        }
+        finally
+        {
+            foreach ((Task task, CancellationTokenSource cancel) in pending)
+            {
+                cancel.Cancel();
+                try
+                {
+                    Check(task.Wait(TimeSpan.FromSeconds(5)), "a blocked decode ends when cancelled");
+                }
+                catch (AggregateException e) when (e.InnerException is OperationCanceledException or Http3ProtocolException)
+                {
+                }
+
+                cancel.Dispose();
+            }
+        }
+    }
+
     // ---------------- capture: DatagramDumper's readers and decoders ----------------
 
     /// <summary>

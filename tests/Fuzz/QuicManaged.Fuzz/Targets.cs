@@ -38,6 +38,7 @@ internal static class Targets
         ["tls-client"] = TlsEngineTargets.Client,
         ["http3"] = HttpAndDumperTargets.Http3,
         ["qpack"] = HttpAndDumperTargets.Qpack,
+        ["qpack-session"] = HttpAndDumperTargets.QpackSession,
         ["capture"] = HttpAndDumperTargets.Capture,
     };
 
