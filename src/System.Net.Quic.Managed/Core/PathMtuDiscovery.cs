@@ -117,6 +117,24 @@ internal sealed class PathMtuDiscovery
         return true;
     }
 
+    /// <summary>
+    /// Consecutive PTOs (<paramref name="ptoCount"/>, after the increment) of the Application Data space: when every packet
+    /// is above the base and the path swallows them, nothing is ever acknowledged, so no loss is ever declared. After
+    /// <see cref="BlackHolePtoCount"/> in a row, fall back to the base (the probe that follows gets through and its
+    /// acknowledgment declares the large packets lost). True when <see cref="Current"/> fell back.
+    /// </summary>
+    public bool OnProbeTimeout(int ptoCount)
+    {
+        if (!_started || Current <= BaseSize || ptoCount < BlackHolePtoCount) return false;
+        BlackHolesDetected++;
+        Current = BaseSize;
+        Restart();
+        return true;
+    }
+
+    /// <summary>Consecutive PTOs that count as a black hole for packets above the base size.</summary>
+    public const int BlackHolePtoCount = 2;
+
     /// <summary>A new path: back to the initial size and search again.</summary>
     public void OnPathChanged()
     {

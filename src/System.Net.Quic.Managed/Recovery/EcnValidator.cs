@@ -84,7 +84,8 @@ internal sealed class EcnValidator
             Fail("the peer reported ECT(1) packets, which were sent ECT(0) (remarked)");
             return false;
         }
-        if (c.Ect0 + c.Ce > _sentEct0[(int)space])
+        long sent = _sentEct0[(int)space];
+        if (c.Ect0 < 0 || c.Ce < 0 || c.Ect0 > sent || c.Ce > sent || c.Ect0 + c.Ce > sent)
         {
             Fail("the peer reported more ECT(0) and CE packets than were sent marked");
             return false;
