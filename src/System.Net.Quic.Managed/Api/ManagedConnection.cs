@@ -416,6 +416,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
             Retried = core.Retried,
         };
         AddDatagramStatistics(statistics, c);
+        AddPathStatistics(statistics, core);
         _statistics = statistics;
     }
 

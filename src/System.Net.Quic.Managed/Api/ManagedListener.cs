@@ -87,7 +87,7 @@ internal sealed class ManagedListener : QuicListenerImpl
         return ValueTask.FromResult(new QuicListener(listener));
     }
 
-    /// <summary>Driver thread, from <see cref="Endpoint.Receive"/>: options and TLS engine for a new client, or refuse it.</summary>
+    /// <summary>Driver thread, from <see cref="Endpoint.Receive(Span{byte}, in NetworkAddress, long)"/>: options and TLS engine for a new client, or refuse it.</summary>
     public IncomingDecision Decide(in IncomingConnectionRequest request) => Decide(request, _host);
 
     /// <summary>As <see cref="Decide(in IncomingConnectionRequest)"/>, for a connection on worker <paramref name="host"/> of a multi-socket port.</summary>

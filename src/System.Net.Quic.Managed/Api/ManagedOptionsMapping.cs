@@ -38,6 +38,8 @@ internal static class ManagedOptionsMapping
             Version = o is QuicClientConnectionOptions { ProtocolVersions: { Count: > 0 } offered } ? (uint)offered[0] : Wire.QuicVersion.V1,
             AvailableVersions = o is QuicClientConnectionOptions c ? QuicProtocolVersions.ToWire(c.ProtocolVersions) : null,
             DatagramReceiveQueueCapacity = o.DatagramReceiveQueueCapacity,
+            EnableEcn = o.EnableEcn,
+            MaxPathDatagramSize = o.MaxPathDatagramSize == 0 ? QuicConnectionOptions.DefaultMaxPathDatagramSize : o.MaxPathDatagramSize,
             Streams = new StreamTableOptions
             {
                 MaxStreamsBidi = o.MaxInboundBidirectionalStreams,

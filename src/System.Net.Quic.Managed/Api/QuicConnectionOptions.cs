@@ -75,6 +75,23 @@ public abstract class QuicConnectionOptions
     /// </summary>
     public int DatagramReceiveQueueCapacity { get; set; } = DefaultDatagramReceiveQueueCapacity;
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic (RFC 9000 §13.4): send ECT(0)-marked datagrams while the path validates ECN, report the
+    /// codepoints received in ACK_ECN frames, and treat CE marks as congestion. Default true. Managed provider only (the
+    /// msquic provider keeps msquic's own setting).
+    /// </summary>
+    public bool EnableEcn { get; set; } = true;
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic (RFC 8899, RFC 9000 §14.3): the largest UDP payload path MTU discovery probes for.
+    /// 0 (the default): 1452, an Ethernet path over IPv6; 1200 turns discovery off. 0 or 1200 to 65527. Datagrams never
+    /// exceed the peer's max_udp_payload_size either. Managed provider only.
+    /// </summary>
+    public int MaxPathDatagramSize { get; set; }
+
+    /// <summary>The value 0 of <see cref="MaxPathDatagramSize"/> stands for.</summary>
+    internal const int DefaultMaxPathDatagramSize = 1452;
+
     /// <summary>Default of <see cref="DatagramReceiveQueueCapacity"/>.</summary>
     internal const int DefaultDatagramReceiveQueueCapacity = 128;
 
@@ -93,6 +110,10 @@ public abstract class QuicConnectionOptions
         if (DatagramReceiveQueueCapacity is < 1 or > 65536)
         {
             throw new ArgumentOutOfRangeException(argumentName, DatagramReceiveQueueCapacity, "'DatagramReceiveQueueCapacity' should be within [1, 65536] range.");
+        }
+        if (MaxPathDatagramSize != 0 && MaxPathDatagramSize is < 1200 or > 65527)
+        {
+            throw new ArgumentOutOfRangeException(argumentName, MaxPathDatagramSize, "'MaxPathDatagramSize' should be 0 (the default) or within [1200, 65527] range.");
         }
 
         static void ValidateInRange(string argumentName, long value, long max, [CallerArgumentExpression(nameof(value))] string? propertyName = null)

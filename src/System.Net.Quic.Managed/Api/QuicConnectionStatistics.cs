@@ -67,6 +67,24 @@ public sealed class QuicConnectionStatistics
     /// <summary>DATAGRAM frames received from the peer.</summary>
     public long DatagramFramesReceived { get; internal set; }
 
+    /// <summary>1-RTT packets received in datagrams marked ECT(0) (RFC 9000 §13.4.1): reported to the peer in ACK_ECN frames.</summary>
+    public long EcnEct0PacketsReceived { get; internal set; }
+
+    /// <summary>1-RTT packets received in datagrams marked CE (congestion experienced).</summary>
+    public long EcnCePacketsReceived { get; internal set; }
+
+    /// <summary>The peer's latest ECT(0) count for our 1-RTT packets (its ACK_ECN frames): our marks it saw.</summary>
+    public long EcnEct0PacketsReportedByPeer { get; internal set; }
+
+    /// <summary>The peer's latest CE count for our 1-RTT packets; each increase is a congestion signal (RFC 9002 §7.1).</summary>
+    public long EcnCePacketsReportedByPeer { get; internal set; }
+
+    /// <summary>True when ECN validation (RFC 9000 §13.4.2) succeeded on the current path: datagrams are sent ECT(0).</summary>
+    public bool EcnValidated { get; internal set; }
+
+    /// <summary>The largest UDP payload the connection sends now: raised by path MTU discovery (RFC 8899), 1,200 after a black hole.</summary>
+    public int PathMaxDatagramSize { get; internal set; }
+
     /// <summary>Received datagrams dropped because <see cref="QuicConnectionOptions.DatagramReceiveQueueCapacity"/> were already waiting.</summary>
     public long DatagramsReceiveDropped { get; internal set; }
 }

@@ -224,12 +224,14 @@ internal sealed partial class Connection
         long ackDelayUs = ack.AckDelay >= (1UL << (62 - exponent)) ? long.MaxValue / 2 : (long)(ack.AckDelay << exponent);
         long priorInFlight = _recovery.CongestionController.BytesInFlight;
         var sink = new ConnectionSentPacketSink(this);
+        _ackedEcnMarked = 0;
         AckProcessingResult result = _recovery.OnAckReceived(space.Space, ranges, ackDelayUs, null, nowUs, ref sink);
         if (result.IsError)
         {
             reason = result.Reason;
             return result.Error;
         }
+        OnAckEcn(space.Space, ack.EcnCounts, result, nowUs);
         if (result.NewlyAckedCount > 0 && _recovery.CongestionController.BytesInFlight < priorInFlight) _pacingBlockedUntilUs = long.MaxValue;
         return TransportErrorCode.NoError;
     }

@@ -206,6 +206,7 @@ internal sealed partial class Connection
     {
         if (!_handshake.Confirm()) return;
         _recovery.OnHandshakeConfirmed(nowUs);
+        _pmtu.Start((int)Math.Min(PeerParameters?.MaxUdpPayloadSize ?? (ulong)MinInitialDatagramSize, int.MaxValue));
         // RFC 9001 §4.9.3: 0-RTT still in flight after this is dropped; the client resends it in 1-RTT.
         Space(PacketNumberSpace.ApplicationData).DiscardZeroRttKeys();
         // RFC 9001 §4.9.2: Handshake keys are discarded once the handshake is confirmed.

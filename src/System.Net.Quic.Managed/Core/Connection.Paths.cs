@@ -17,6 +17,10 @@ internal sealed partial class Connection
         _pathChallengePending = true;
         // A port-only change is probably NAT rebinding (§9.3): the congestion state still fits; otherwise start over.
         if (!_previousRemote.SameHost(_remote)) _recovery.Rtt.Reset();
+        // ECN validation and the path MTU are properties of the path: start over on the new one.
+        _ecn.OnPathChanged();
+        _pmtu.OnPathChanged();
+        _maxDatagramSize = _pmtu.Current;
     }
 
     /// <summary>

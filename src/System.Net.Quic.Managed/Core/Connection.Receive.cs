@@ -202,7 +202,7 @@ internal sealed partial class Connection
             CloseWithError(error, reason, nowUs, frameType);
             return true;
         }
-        space.Received.OnPacketReceived(pn, ackEliciting, nowUs);
+        space.Received.OnPacketReceived(pn, ackEliciting, nowUs, _receiveEcn);
         if (_tracer is not null) TracePacketReceived(packetType, pn, payload.Length, nowUs);
         DrainHandshake(nowUs);
         ReportPathSample();

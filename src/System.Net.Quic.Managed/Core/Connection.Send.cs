@@ -38,8 +38,12 @@ internal sealed partial class Connection
         }
         Span<byte> datagram = buffer.Slice(0, max);
 
-        int written = _close.Phase == ConnectionPhase.Closing ? WriteClosePackets(datagram, nowUs) : WriteDatagram(datagram, nowUs);
+        // Every packet of the datagram carries the datagram's ECN marking (OutgoingEcn, read by the I/O layer before this call).
+        bool marked = _sendingEcnMarked = _ecn.ShouldMark;
+        int written = _close.Phase == ConnectionPhase.Closing ? WriteClosePackets(datagram, nowUs)
+            : TryWriteMtuProbe(buffer, nowUs) is int probe and > 0 ? probe : WriteDatagram(datagram, nowUs);
         if (written == 0) return false;
+        if (marked) _ecn.OnMarkedDatagramSent();
 
         length = written;
         Statistics.DatagramsSent++;
@@ -140,7 +144,8 @@ internal sealed partial class Connection
 
         // RFC 9002 §2: in flight when ack-eliciting or padded.
         bool inFlight = ackEliciting || padded;
-        _recovery.OnPacketSent(space.Space, pn, nowUs, total, ackEliciting, inFlight, new SentPacketMeta(frames.Count > 0 ? frames : null));
+        if (_sendingEcnMarked) _ecn.OnMarkedPacketSent(space.Space);
+        _recovery.OnPacketSent(space.Space, pn, nowUs, total, ackEliciting, inFlight, new SentPacketMeta(frames.Count > 0 ? frames : null), _sendingEcnMarked);
         if (frames.Count == 0) _framePool.Return(frames);
         if (inFlight)
         {
@@ -215,9 +220,10 @@ internal sealed partial class Connection
         Span<Wire.AckRange> wire = stackalloc Wire.AckRange[count];
         for (int i = 0; i < count; i++) wire[i] = new Wire.AckRange((ulong)ranges[i].Smallest, (ulong)ranges[i].Largest);
         ulong delay = (ulong)(space.Received.GetAckDelayUs(nowUs) >> (int)TransportParameters.DefaultAckDelayExponent);
+        Wire.EcnCounts? ecn = AckEcnCounts(space);
         // Too many ranges for the room left: send fewer (the oldest are dropped first).
-        while (count > 0 && AckFrame.GetEncodedLength(wire.Slice(0, count), delay) > writer.Remaining - reserve) count--;
-        if (count == 0 || !AckFrame.TryWrite(ref writer, wire.Slice(0, count), delay)) return;
+        while (count > 0 && AckFrame.GetEncodedLength(wire.Slice(0, count), delay, ecn) > writer.Remaining - reserve) count--;
+        if (count == 0 || !AckFrame.TryWrite(ref writer, wire.Slice(0, count), delay, ecn)) return;
         space.Received.OnAckSent();
         frames?.Add(SentFrame.Ack(ranges[0].Largest));
     }

@@ -82,6 +82,7 @@ internal sealed partial class Connection
             switch (action.Kind)
             {
                 case LossTimeoutKind.Probe:
+                    if (action.Space == PacketNumberSpace.ApplicationData && _pmtu.OnProbeTimeout(_recovery.PtoCount)) _maxDatagramSize = _pmtu.Current;
                     SchedulePtoProbe(action.Space, action.ProbePackets);
                     break;
                 case LossTimeoutKind.AntiDeadlockProbe:

@@ -77,6 +77,8 @@ internal sealed partial class Connection : IDisposable
             : new CubicCongestionController(_maxDatagramSize);
         _recovery = new RecoveryController<SentPacketMeta>(isServer, cc);
         _pacer = new Pacer(_maxDatagramSize);
+        _ecn = new EcnValidator(options.EnableEcn);
+        _pmtu = new PathMtuDiscovery(_maxDatagramSize, options.MaxPathDatagramSize);
         _streams = new StreamTable(isServer, options.Streams);
         _idle = new IdleTimeout(options.IdleTimeoutUs, nowUs);
         _handshakeDeadlineUs = options.HandshakeTimeoutUs == long.MaxValue ? long.MaxValue : nowUs + options.HandshakeTimeoutUs;
@@ -224,6 +226,13 @@ internal sealed partial class Connection : IDisposable
     private uint _originalVersion;
     private uint[] _availableVersions = Array.Empty<uint>();
     private PacketProtectionKeys? _originalVersionInitialReceiveKeys;
+    // Ecn
+    private readonly EcnValidator _ecn;
+    private EcnCodepoint _receiveEcn;
+    private bool _sendingEcnMarked;
+    private long _ackedEcnMarked;
+    // Mtu
+    private readonly PathMtuDiscovery _pmtu;
 
     /// <summary>The Destination Connection ID of the client's first Initial (names qlog files).</summary>
     public ConnectionId OriginalDestinationId => _originalDestinationId;

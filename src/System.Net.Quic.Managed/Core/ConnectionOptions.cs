@@ -71,4 +71,13 @@ internal sealed class ConnectionOptions
 
     /// <summary>Advertise grease_quic_bit (RFC 9287): accept packets with the Fixed Bit cleared; then the peer may grease it.</summary>
     public bool GreaseQuicBit { get; init; } = true;
+
+    /// <summary>ECN (RFC 9000 §13.4): mark ECT(0) while the path validates, report received codepoints, react to CE.</summary>
+    public bool EnableEcn { get; init; } = true;
+
+    /// <summary>
+    /// The largest UDP payload path MTU discovery (RFC 8899) probes for; at most <see cref="MaxDatagramSize"/> (the default,
+    /// 0): no discovery, every datagram stays at <see cref="MaxDatagramSize"/>.
+    /// </summary>
+    public int MaxPathDatagramSize { get; init; }
 }

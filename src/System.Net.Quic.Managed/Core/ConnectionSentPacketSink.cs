@@ -9,7 +9,15 @@ internal readonly struct ConnectionSentPacketSink : ISentPacketSink<SentPacketMe
 
     public ConnectionSentPacketSink(Connection connection) => _connection = connection;
 
-    public void OnPacketAcked(PacketNumberSpace space, in SentPacket<SentPacketMeta> packet) => _connection.OnPacketAcked(space, packet.Meta.Frames);
+    public void OnPacketAcked(PacketNumberSpace space, in SentPacket<SentPacketMeta> packet)
+    {
+        if (packet.EcnMarked || packet.PathProbe || packet.Size > PathMtuDiscovery.BaseSize) _connection.OnFlaggedPacketAcked(in packet);
+        _connection.OnPacketAcked(space, packet.Meta.Frames);
+    }
 
-    public void OnPacketLost(PacketNumberSpace space, in SentPacket<SentPacketMeta> packet) => _connection.OnPacketLost(space, packet.Meta.Frames, packet.PacketNumber);
+    public void OnPacketLost(PacketNumberSpace space, in SentPacket<SentPacketMeta> packet)
+    {
+        if (packet.EcnMarked || packet.PathProbe || packet.Size > PathMtuDiscovery.BaseSize) _connection.OnFlaggedPacketLost(in packet);
+        _connection.OnPacketLost(space, packet.Meta.Frames, packet.PacketNumber);
+    }
 }

@@ -107,6 +107,15 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     }
 
     private long _lastNowUs;
+    private byte _receiveEcn;
+
+    /// <summary>A datagram whose IP header carried the ECN bits <paramref name="ecn"/> (RFC 3168; 0: Not-ECT or unknown).</summary>
+    public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs)
+    {
+        _receiveEcn = ecn;
+        Receive(datagram, remote, nowUs);
+        _receiveEcn = 0;
+    }
 
     public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs)
     {
@@ -119,7 +128,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         }
         if (connection is not null)
         {
-            connection.Receive(datagram, remote, nowUs);
+            connection.Receive(datagram, remote, _receiveEcn, nowUs);
             UpdateRoutes(connection);
             // Some datagrams end a connection at once (Version Negotiation, §6.2): a closed connection has no timer
             // left to run, so OnTimeout would never get to remove it.
@@ -272,7 +281,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         Connection connection = Connection.CreateServer(options, handshake, remote, originalDestination, clientDestination, clientSource, retrySource, nowUs, _resetTokens,
             _options.ConnectionIdGenerator, version, ChooseVersion(version, peek.TransportParameters), _options.SupportedVersions);
         if (addressValidatedByToken) connection.OnAddressValidatedByToken();
-        connection.Receive(datagram, remote, nowUs);
+        connection.Receive(datagram, remote, _receiveEcn, nowUs);
         if (connection.Statistics.PacketsReceived == 0)
         {
             // The peek opened a packet this connection could not (e.g. a version it does not take): keep nothing.
@@ -394,17 +403,20 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         {
             int index = (_sendCursor + i) % _connections.Count;
             Connection connection = _connections[index];
+            byte ecn = connection.OutgoingEcn;
             if (!connection.TrySend(buffer, nowUs, out int first)) continue;
             // GSO: more full-size datagrams of the same connection go in the same batch (same size, last may be shorter).
             int total = first;
             for (int n = 1; n < _options.MaxSegmentsPerBatch && buffer.Length - total >= first; n++)
             {
+                if (connection.OutgoingEcn != ecn) break; // one marking per batch: the I/O layer marks the whole send
+
                 if (!connection.TrySend(buffer.Slice(total, first), nowUs, out int next)) break;
                 total += next;
                 if (next < first) break;
             }
             _sendCursor = (index + 1) % _connections.Count;
-            datagram = new OutgoingDatagram(total, connection.RemoteAddress, first);
+            datagram = new OutgoingDatagram(total, connection.RemoteAddress, first, ecn);
             if (QuicEventSource.Log.DatagramsEnabled) LogSent(connection, buffer.Slice(0, total), first, nowUs);
             UpdateRoutes(connection);
             return true;

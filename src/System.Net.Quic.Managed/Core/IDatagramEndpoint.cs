@@ -14,6 +14,12 @@ internal interface IDatagramEndpoint
     void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs);
 
     /// <summary>
+    /// <see cref="Receive(Span{byte}, in NetworkAddress, long)"/> with the ECN bits of the datagram's IP header
+    /// (RFC 3168: the low two bits of the TOS / Traffic Class byte; 0 when unknown). Endpoints without ECN ignore them.
+    /// </summary>
+    void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs) => Receive(datagram, remote, nowUs);
+
+    /// <summary>
     /// Writes the next datagram(s) to send into <paramref name="buffer"/>; the caller keeps calling until it
     /// returns false. Several datagrams to the same address may be written back to back, all of
     /// <see cref="OutgoingDatagram.SegmentSize"/> bytes except the last.

@@ -195,6 +195,34 @@ internal static unsafe partial class LinuxUdpInterop
     }
 
     /// <summary>
+    /// The ECN bits (RFC 3168: the low two bits) of the TOS byte (IP_TOS cmsg, IP_RECVTOS) or Traffic Class
+    /// (IPV6_TCLASS cmsg, IPV6_RECVTCLASS) in the control data the kernel returned; 0 (Not-ECT) when there is none.
+    /// Bounds-checked like <see cref="ReadGroSegmentSize"/>.
+    /// </summary>
+    public static byte ReadEcn(ReadOnlySpan<byte> control)
+    {
+        int headerSize = CmsgHeaderSize;
+        int dataOffset = CmsgAlign(headerSize);
+        int offset = 0;
+        while (control.Length - offset >= headerSize)
+        {
+            ReadOnlySpan<byte> header = control.Slice(offset);
+            long length = IntPtr.Size == 8 ? (long)Math.Min(ReadNativeUInt64(header), long.MaxValue) : ReadNativeUInt32(header);
+            if (length < headerSize || length > control.Length - offset) return 0;
+            int level = ReadNativeInt32(header.Slice(IntPtr.Size));
+            int type = ReadNativeInt32(header.Slice(IntPtr.Size + 4));
+            int dataLength = (int)length - dataOffset;
+            // IPPROTO_IP/IP_TOS carries one byte; IPPROTO_IPV6/IPV6_TCLASS an int (native order: its low byte first on little-endian).
+            if (level == 0 && type == 1 && dataLength >= 1) return (byte)(header[dataOffset] & 0b11);
+            if (level == 41 && type == 67 && dataLength >= 4) return (byte)(ReadNativeInt32(header.Slice(dataOffset)) & 0b11);
+            int next = CmsgAlign(length);
+            if (next <= 0 || next > control.Length - offset) return 0;
+            offset += next;
+        }
+        return 0;
+    }
+
+    /// <summary>
     /// The peer address in a sockaddr_in/sockaddr_in6 the kernel filled (family in host order, port big-endian at
     /// byte 2, IPv4 address at 4, IPv6 address at 8). False for any other family or a short name.
     /// </summary>

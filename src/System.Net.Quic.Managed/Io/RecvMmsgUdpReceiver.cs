@@ -119,6 +119,14 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
         return true;
     }
 
+    public override byte GetEcn(int index)
+    {
+        if ((uint)index >= (uint)_received || _buffers is not { } buffers) return 0;
+        ref MMsgHdr message = ref buffers.Message(index);
+        int controlLength = (int)Math.Min(message.Header.ControlLength, (nuint)RecvMmsgBufferSet.ControlSize);
+        return ReadEcn(buffers.Control(index, controlLength));
+    }
+
     /// <summary>Returns the buffers to the pool; called once no receive can run any more (the driver thread ended or never started).</summary>
     public override void Release()
     {

@@ -26,6 +26,7 @@ internal sealed class UdpDriver : IDisposable
     private readonly IDatagramEndpoint _endpoint;
     private readonly SocketAddressCodec _addresses;
     private readonly UdpSegmentation _segmentation;
+    private readonly UdpPathSignals _pathSignals;
     private readonly ConcurrentQueue<IDriverWorkItem> _work = new();
     private UdpReceiver _receiver;
     // The send buffer belongs to the thread running the loop (only Flush, on that thread, touches it): a pooled
@@ -71,6 +72,7 @@ internal sealed class UdpDriver : IDisposable
         _endpoint = endpoint;
         _addresses = new SocketAddressCodec(socket.AddressFamily);
         _segmentation = new UdpSegmentation(socket, enableSegmentation);
+        _pathSignals = new UdpPathSignals(socket);
         _receiver = UdpReceiver.Create(socket, enableBatching);
         LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
 
@@ -463,6 +465,7 @@ internal sealed class UdpDriver : IDisposable
                     continue;
                 }
                 if (data.IsEmpty) continue; // a wake-up, or an empty datagram that cannot be QUIC
+                byte ecn = _receiver.GetEcn(m);
                 MessagesReceived++;
                 long now = MonotonicClock.NowUs;
                 if (segment <= 0) segment = data.Length;
@@ -473,7 +476,7 @@ internal sealed class UdpDriver : IDisposable
                     datagrams++;
                     try
                     {
-                        _endpoint.Receive(data.Slice(offset, Math.Min(segment, data.Length - offset)), remote, now);
+                        _endpoint.Receive(data.Slice(offset, Math.Min(segment, data.Length - offset)), remote, ecn, now);
                     }
                     catch (Exception e)
                     {
@@ -501,6 +504,7 @@ internal sealed class UdpDriver : IDisposable
             int segment = datagram.SegmentSize <= 0 ? datagram.Length : datagram.SegmentSize;
             try
             {
+                _pathSignals.EnsureMarking(datagram.Ecn);
                 if (datagram.Length > segment && _segmentation.Ensure(segment))
                 {
                     _socket.SendTo(_sendBuffer.AsSpan(0, datagram.Length), SocketFlags.None, target);

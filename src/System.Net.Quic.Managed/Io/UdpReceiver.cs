@@ -72,6 +72,12 @@ internal abstract class UdpReceiver
     /// </summary>
     public abstract bool TryGetMessage(int index, out Span<byte> data, out NetworkAddress remote, out int segmentSize);
 
+    /// <summary>
+    /// The ECN bits (RFC 3168) of message <paramref name="index"/> of the last <see cref="Receive"/>, when the receive path
+    /// reads them (IP_RECVTOS); 0 (Not-ECT) otherwise: the portable path cannot, and ECN validation then fails at the peer.
+    /// </summary>
+    public virtual byte GetEcn(int index) => 0;
+
     /// <summary>Gives pooled buffers back. Only once no <see cref="Receive"/> can run any more; the receiver is unusable afterwards.</summary>
     public virtual void Release()
     {

@@ -80,14 +80,15 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
 
     /// <summary>RFC 9002 A.5 OnPacketSent. Call for every packet sent, including ACK-only ones (inFlight false when the
     /// packet holds only ACK/PADDING/CONNECTION_CLOSE... per RFC 9002 §2 "in flight" definition).</summary>
-    public void OnPacketSent(PacketNumberSpace space, long packetNumber, long nowUs, int size, bool ackEliciting, bool inFlight, in TMeta meta)
+    public void OnPacketSent(PacketNumberSpace space, long packetNumber, long nowUs, int size, bool ackEliciting, bool inFlight, in TMeta meta,
+        bool ecnMarked = false, bool pathProbe = false)
     {
         if (_discarded[(int)space])
         {
             throw new InvalidOperationException("Packet sent in a discarded packet number space.");
         }
 
-        _spaces[(int)space].OnPacketSent(packetNumber, nowUs, size, ackEliciting, inFlight, in meta);
+        _spaces[(int)space].OnPacketSent(packetNumber, nowUs, size, ackEliciting, inFlight, in meta, ecnMarked, pathProbe);
         if (inFlight)
         {
             CongestionController.OnPacketSent(size, nowUs);
@@ -159,6 +160,13 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
         SetLossDetectionTimer(nowUs);
         return result;
     }
+
+    /// <summary>
+    /// RFC 9002 B.7 ProcessECN, for an owner that validates ECN itself (RFC 9000 §13.4.2) and passes no counts to
+    /// <see cref="OnAckReceived"/>: the peer's CE count grew, a congestion event for the packet sent at
+    /// <paramref name="timeSentUs"/> (once per recovery period, like loss).
+    /// </summary>
+    public void OnEcnCongestion(long timeSentUs, long nowUs) => CongestionController.OnCongestionEvent(timeSentUs, nowUs);
 
     /// <summary>RFC 9002 A.9 OnLossDetectionTimeout. Returns what to send; lost packets go to <paramref name="sink"/>.</summary>
     public LossTimeoutAction OnLossDetectionTimeout<TSink>(long nowUs, ref TSink sink)
@@ -346,11 +354,8 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
     private void ApplyLosses(in LossDetectionResult loss, long nowUs)
     {
         // B.8 OnPacketsLost.
-        if (loss.LostInFlightBytes > 0)
-        {
-            CongestionController.OnPacketsLost(loss.LostInFlightBytes);
-            CongestionController.OnCongestionEvent(loss.LargestLostInFlightTimeSentUs, nowUs);
-        }
+        if (loss.LostInFlightBytes > 0) CongestionController.OnPacketsLost(loss.LostInFlightBytes);
+        if (loss.HasCongestionEvent) CongestionController.OnCongestionEvent(loss.LargestLostInFlightTimeSentUs, nowUs);
 
         if (loss.PersistentCongestion)
         {

@@ -12,5 +12,11 @@ internal struct SentPacket<TMeta> where TMeta : struct
     public bool AckEliciting;
     public bool InFlight;
     public SentPacketState State;
+
+    /// <summary>Sent in a datagram marked ECT(0) (RFC 9000 §13.4.2: ECN validation counts these).</summary>
+    public bool EcnMarked;
+
+    /// <summary>A path MTU probe (RFC 9000 §14.4): its loss is no congestion signal.</summary>
+    public bool PathProbe;
     public TMeta Meta;
 }

@@ -66,7 +66,8 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
 
     /// <summary>Records a sent packet. Packet numbers must increase; gaps are deliberate skips that the peer must never
     /// acknowledge. RFC 9002 A.5 OnPacketSent.</summary>
-    public void OnPacketSent(long packetNumber, long timeSentUs, int size, bool ackEliciting, bool inFlight, in TMeta meta)
+    public void OnPacketSent(long packetNumber, long timeSentUs, int size, bool ackEliciting, bool inFlight, in TMeta meta,
+        bool ecnMarked = false, bool pathProbe = false)
     {
         if (packetNumber <= LargestSent || packetNumber < 0 || packetNumber - LargestSent - 1 > MaxSkip)
         {
@@ -109,6 +110,8 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
         slot.InFlight = inFlight;
         slot.State = SentPacketState.Outstanding;
         slot.Meta = meta;
+        slot.EcnMarked = ecnMarked;
+        slot.PathProbe = pathProbe;
 
         LargestSent = packetNumber;
         OutstandingCount++;
@@ -270,10 +273,11 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
                 if (slot.InFlight)
                 {
                     result.LostInFlightBytes += slot.Size;
-                    result.LargestLostInFlightTimeSentUs = Math.Max(result.LargestLostInFlightTimeSentUs, slot.TimeSentUs);
+                    // RFC 9000 §14.4: a lost PMTU probe leaves flight but is no congestion signal.
+                    if (!slot.PathProbe) result.LargestLostInFlightTimeSentUs = Math.Max(result.LargestLostInFlightTimeSentUs, slot.TimeSentUs);
                 }
 
-                if (slot.AckEliciting && hasRttSample && slot.TimeSentUs > firstRttSampleUs)
+                if (slot.AckEliciting && !slot.PathProbe && hasRttSample && slot.TimeSentUs > firstRttSampleUs)
                 {
                     if (!inRun)
                     {

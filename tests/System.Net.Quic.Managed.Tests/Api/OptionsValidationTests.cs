@@ -74,6 +74,37 @@ public class OptionsValidationTests
         Assert.Contains("MaxInboundBidirectionalStreams", Assert.Throws<ArgumentOutOfRangeException>(() => o.Validate("options")).Message);
     }
 
+    [Theory]
+    [InlineData(-1)]
+    [InlineData(1)]
+    [InlineData(1199)]
+    [InlineData(65528)]
+    public void MaxPathDatagramSizeOutOfRangeIsRejected(int value)
+    {
+        QuicClientConnectionOptions o = ValidClient();
+        o.MaxPathDatagramSize = value;
+        var e = Assert.Throws<ArgumentOutOfRangeException>(() => o.Validate("options"));
+        Assert.Equal("options", e.ParamName);
+        Assert.Contains("MaxPathDatagramSize", e.Message);
+        var server = new QuicServerConnectionOptions { DefaultStreamErrorCode = 1, DefaultCloseErrorCode = 2, MaxPathDatagramSize = value };
+        Assert.Contains("MaxPathDatagramSize", Assert.Throws<ArgumentOutOfRangeException>(() => server.Validate("options")).Message);
+    }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(1200)]
+    [InlineData(1500)]
+    [InlineData(65527)]
+    public void MaxPathDatagramSizeInRangeAndEcnSwitchPass(int value)
+    {
+        QuicClientConnectionOptions o = ValidClient();
+        o.MaxPathDatagramSize = value;
+        o.EnableEcn = value % 2 == 0;
+        o.Validate("options");
+        Assert.True(new QuicClientConnectionOptions().EnableEcn);
+        Assert.Equal(0, new QuicClientConnectionOptions().MaxPathDatagramSize);
+    }
+
     [Fact]
     public void NegativeTimeSpansAreRejectedButInfiniteIsAllowed()
     {

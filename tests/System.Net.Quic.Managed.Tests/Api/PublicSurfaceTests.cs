@@ -108,6 +108,18 @@ public class PublicSurfaceTests
         ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Collections.Generic.IList<System.Net.Quic.Managed.QuicProtocolVersion> ProtocolVersions {get;set;}"] = "versions offered (first = first Initial), listed in version_information (RFC 9368)",
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Collections.Generic.IList<System.Net.Quic.Managed.QuicProtocolVersion> ProtocolVersions {get;set;}"] = "versions served in preference order: compatible upgrade (RFC 9368)",
         ["property System.Net.Quic.Managed.QuicConnection.System.Net.Quic.Managed.QuicProtocolVersion NegotiatedProtocolVersion {get;}"] = "the QUIC version in use",
+        ["property System.Net.Quic.Managed.QuicConnectionOptions.System.Boolean EnableEcn {get;set;}"] = "ECN on/off (RFC 9000 §13.4, issue 15)",
+        ["property System.Net.Quic.Managed.QuicConnectionOptions.System.Int32 MaxPathDatagramSize {get;set;}"] = "largest UDP payload path MTU discovery probes for (RFC 8899, issue 15)",
+        ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Boolean EnableEcn {get;set;}"] = "ECN on/off (RFC 9000 §13.4, issue 15)",
+        ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Int32 MaxPathDatagramSize {get;set;}"] = "largest UDP payload path MTU discovery probes for (RFC 8899, issue 15)",
+        ["property System.Net.Quic.Managed.QuicServerConnectionOptions.System.Boolean EnableEcn {get;set;}"] = "ECN on/off (RFC 9000 §13.4, issue 15)",
+        ["property System.Net.Quic.Managed.QuicServerConnectionOptions.System.Int32 MaxPathDatagramSize {get;set;}"] = "largest UDP payload path MTU discovery probes for (RFC 8899, issue 15)",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 EcnEct0PacketsReceived {get;}"] = "ECN / path MTU statistics (issue 15)",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 EcnCePacketsReceived {get;}"] = "ECN / path MTU statistics (issue 15)",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 EcnEct0PacketsReportedByPeer {get;}"] = "ECN / path MTU statistics (issue 15)",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 EcnCePacketsReportedByPeer {get;}"] = "ECN / path MTU statistics (issue 15)",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Boolean EcnValidated {get;}"] = "ECN / path MTU statistics (issue 15)",
+        ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int32 PathMaxDatagramSize {get;}"] = "ECN / path MTU statistics (issue 15)",
     };
 
     private readonly ITestOutputHelper _output;

@@ -4,7 +4,7 @@ using System.Net.Quic.Managed.Tests.Simulation;
 namespace System.Net.Quic.Managed.Tests.Core;
 
 /// <summary>Puts a real sans-IO <see cref="Endpoint"/> on the simulated network (splitting GSO batches into datagrams).</summary>
-internal sealed class SimulatedQuicEndpoint : ISimulatedEndpoint
+internal sealed class SimulatedQuicEndpoint : IEcnSimulatedEndpoint
 {
     private readonly byte[] _receive = new byte[65536];
     private readonly byte[] _batch = new byte[65536];
@@ -12,6 +12,7 @@ internal sealed class SimulatedQuicEndpoint : ISimulatedEndpoint
     private int _batchLength;
     private int _segment;
     private SimAddress _batchTarget;
+    private byte _batchEcn;
 
     public SimulatedQuicEndpoint(Endpoint endpoint) => Endpoint = endpoint;
 
@@ -19,6 +20,26 @@ internal sealed class SimulatedQuicEndpoint : ISimulatedEndpoint
     public Endpoint Endpoint { get; set; }
 
     public static NetworkAddress ToNetwork(SimAddress address) => NetworkAddress.FromEndPoint(address.ToIPEndPoint());
+
+    /// <summary>
+    /// Whether the IP layer of this host carries the ECN bits (both ways). Off by default: the datagrams go out Not-ECT and
+    /// arrive without a codepoint, as through a socket that cannot read them, so runs without it never see ACK_ECN frames
+    /// (and keep their fingerprints).
+    /// </summary>
+    public bool EcnCapable { get; set; }
+
+    public byte LastSentEcn => EcnCapable ? _batchEcn : (byte)0;
+
+    public void Receive(ReadOnlySpan<byte> datagram, SimAddress from, byte ecn, long nowUs)
+    {
+        if (!EcnCapable)
+        {
+            Receive(datagram, from, nowUs);
+            return;
+        }
+        datagram.CopyTo(_receive);
+        Endpoint.Receive(_receive.AsSpan(0, datagram.Length), ToNetwork(from), ecn, nowUs);
+    }
 
     public void Receive(ReadOnlySpan<byte> datagram, SimAddress from, long nowUs)
     {
@@ -39,6 +60,7 @@ internal sealed class SimulatedQuicEndpoint : ISimulatedEndpoint
             _batchOffset = 0;
             _batchLength = datagram.Length;
             _segment = datagram.SegmentSize;
+            _batchEcn = datagram.Ecn;
             _batchTarget = SimAddress.FromIPEndPoint(datagram.Remote.ToEndPoint());
         }
         written = Math.Min(_segment, _batchLength - _batchOffset);

@@ -46,6 +46,15 @@ internal sealed class LinkConditions
     /// <summary>Probability that exactly one uniformly chosen bit of the datagram is flipped.</summary>
     public double CorruptionProbability { get; set; }
 
+    /// <summary>ECN bleaching: every datagram arrives Not-ECT, whatever it was sent with.</summary>
+    public bool BleachEcn { get; set; }
+
+    /// <summary>ECN remarking: ECT datagrams arrive with this codepoint instead (null: unchanged).</summary>
+    public byte? RemarkEcnTo { get; set; }
+
+    /// <summary>Probability that an ECT datagram is marked CE (an AQM signalling congestion). Draws only when above 0.</summary>
+    public double CeMarkProbability { get; set; }
+
     public LinkConditions Clone()
     {
         var copy = (LinkConditions)MemberwiseClone();

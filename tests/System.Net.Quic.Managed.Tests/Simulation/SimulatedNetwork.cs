@@ -137,7 +137,7 @@ internal sealed class SimulatedNetwork
     /// Sends a datagram through the link from <paramref name="from"/>'s host to <paramref name="to"/>'s host at the
     /// current time, exactly as if an endpoint at <paramref name="from"/> had sent it (so spoofed sources are possible).
     /// </summary>
-    public void Send(SimAddress from, SimAddress to, ReadOnlySpan<byte> datagram)
+    public void Send(SimAddress from, SimAddress to, ReadOnlySpan<byte> datagram, byte ecn = 0)
     {
         if (!_routes.TryGetValue((from.Host, to.Host), out SimulatedLinkDirection? direction))
         {
@@ -146,7 +146,7 @@ internal sealed class SimulatedNetwork
             return;
         }
 
-        SendOnLink(direction, from, to, datagram);
+        SendOnLink(direction, from, to, datagram, ecn);
     }
 
     /// <summary>Schedules a datagram to arrive at <paramref name="atUs"/> bypassing every link (an off-path attacker, a replay).</summary>
@@ -297,14 +297,14 @@ internal sealed class SimulatedNetwork
                 TotalEvents++;
 
                 // The source is looked up again each time: a send may follow a Rebind done inside TrySend.
-                Send(_endpointAddresses[i], to, _sendBuffer.AsSpan(0, written));
+                Send(_endpointAddresses[i], to, _sendBuffer.AsSpan(0, written), endpoint is IEcnSimulatedEndpoint ecn ? ecn.LastSentEcn : (byte)0);
             }
         }
 
         return true;
     }
 
-    private void SendOnLink(SimulatedLinkDirection direction, SimAddress from, SimAddress to, ReadOnlySpan<byte> datagram)
+    private void SendOnLink(SimulatedLinkDirection direction, SimAddress from, SimAddress to, ReadOnlySpan<byte> datagram, byte ecn = 0)
     {
         LinkStatistics stats = direction.Statistics;
         long index = stats.SentDatagrams;
@@ -425,18 +425,22 @@ internal sealed class SimulatedNetwork
 
         arrivalUs += interceptDelayUs;
 
+        if (conditions.BleachEcn) ecn = 0;
+        else if (ecn != 0 && ecn != 0b11 && conditions.RemarkEcnTo is byte remark) ecn = remark;
+        if (ecn is 0b01 or 0b10 && conditions.CeMarkProbability > 0 && Random.NextDouble() < conditions.CeMarkProbability) ecn = 0b11;
+
         if (conditions.DuplicationProbability > 0 && Random.NextDouble() < conditions.DuplicationProbability)
         {
             stats.Duplicated++;
             byte[] copy = Rent(buffer.AsSpan(0, length));
-            Schedule(arrivalUs + conditions.DuplicateExtraDelayUs, new PendingDelivery(copy, length, from, to, direction, index, IsCopy: true));
+            Schedule(arrivalUs + conditions.DuplicateExtraDelayUs, new PendingDelivery(copy, length, from, to, direction, index, IsCopy: true, ecn));
         }
 
         if (replayAfterUs >= 0)
         {
             stats.Replayed++;
             byte[] copy = Rent(buffer.AsSpan(0, length));
-            Schedule(arrivalUs + replayAfterUs, new PendingDelivery(copy, length, from, to, direction, index, IsCopy: true));
+            Schedule(arrivalUs + replayAfterUs, new PendingDelivery(copy, length, from, to, direction, index, IsCopy: true, ecn));
         }
 
         if (length > 0 && conditions.CorruptionProbability > 0 && Random.NextDouble() < conditions.CorruptionProbability)
@@ -446,7 +450,7 @@ internal sealed class SimulatedNetwork
             buffer[bit >> 3] ^= (byte)(1 << (bit & 7));
         }
 
-        Schedule(arrivalUs, new PendingDelivery(buffer, length, from, to, direction, index, IsCopy: false));
+        Schedule(arrivalUs, new PendingDelivery(buffer, length, from, to, direction, index, IsCopy: false, ecn));
     }
 
     private void Deliver(PendingDelivery delivery)
@@ -491,7 +495,8 @@ internal sealed class SimulatedNetwork
         Record(SimTraceKind.Delivered, directionId, data, DropCause.None);
         try
         {
-            _endpoints[endpointIndex].Receive(data, delivery.From, NowUs);
+            if (_endpoints[endpointIndex] is IEcnSimulatedEndpoint ecnEndpoint) ecnEndpoint.Receive(data, delivery.From, delivery.Ecn, NowUs);
+            else _endpoints[endpointIndex].Receive(data, delivery.From, NowUs);
         }
         finally
         {

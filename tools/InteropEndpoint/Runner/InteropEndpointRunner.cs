@@ -142,6 +142,7 @@ internal static class InteropEndpointRunner
             await connection.WaitForHandshakeAsync(cancellationToken).ConfigureAwait(false);
             // One greppable line per connection: the harness checks the negotiated suite (chacha20), resumption and 0-RTT.
             log.WriteLine($"connected {connection.LocalEndPoint} -> {connection.RemoteEndPoint}: alpn={connection.NegotiatedApplicationProtocol} cipher={connection.NegotiatedCipherSuite} resumed={connection.IsResumed} early_data_accepted={connection.IsEarlyDataAccepted}");
+            LogPath(connection, log);
             if (resumes) await WaitForSessionTicketAsync(log, cancellationToken).ConfigureAwait(false);
             return done;
         }
@@ -334,6 +335,21 @@ internal static class InteropEndpointRunner
         {
             log.WriteLine($"connection ended: {e.GetType().Name}: {e.Message}");
         }
+        finally
+        {
+            LogPath(connection, log);
+        }
+    }
+
+    /// <summary>
+    /// One greppable line per connection about the path (issue 15): ECN validation and counts in both directions
+    /// (received: what we saw; reported: what the peer's ACK_ECN frames said it saw of ours) and the datagram size path
+    /// MTU discovery reached.
+    /// </summary>
+    private static void LogPath(QuicConnection connection, TextWriter log)
+    {
+        QuicConnectionStatistics s = connection.GetStatistics();
+        log.WriteLine($"path {connection.RemoteEndPoint}: ecn_validated={s.EcnValidated} ect0_reported_by_peer={s.EcnEct0PacketsReportedByPeer} ce_reported_by_peer={s.EcnCePacketsReportedByPeer} ect0_received={s.EcnEct0PacketsReceived} ce_received={s.EcnCePacketsReceived} max_datagram={s.PathMaxDatagramSize} sent={s.DatagramsSent} lost={s.PacketsLost}");
     }
 
     /// <summary>siduck: every DATAGRAM payload comes back with "-ack" appended ("quack" becomes "quack-ack").</summary>

@@ -1,0 +1,76 @@
+using System.Net.Quic.Managed.Recovery;
+
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>
+/// ECN (RFC 9000 §13.4, RFC 9002 §7.1): the I/O layer passes the codepoint of each received datagram and marks each
+/// outgoing one as <see cref="OutgoingEcn"/> says; the connection counts received codepoints per packet number space
+/// (reported in ACK_ECN frames), marks ECT(0) while validation allows, validates the peer's counts and treats a growing CE
+/// count as congestion.
+/// </summary>
+internal sealed partial class Connection
+{
+    /// <summary>The two ECN bits (RFC 3168) the next datagram <see cref="TrySend"/> writes must carry: ECT(0) or Not-ECT.</summary>
+    public byte OutgoingEcn => _ecn.ShouldMark ? (byte)EcnCodepoint.Ect0 : (byte)EcnCodepoint.NotEct;
+
+    /// <summary>ECN validation of the current path (state, counts the peer reported).</summary>
+    internal EcnValidator Ecn => _ecn;
+
+    /// <summary>Codepoints of the packets received in the Application Data space (what our ACK_ECN frames report).</summary>
+    internal Recovery.EcnCounts ReceivedEcnCounts => Space(PacketNumberSpace.ApplicationData).Received.EcnCounts;
+
+    /// <summary>
+    /// <see cref="Receive(Span{byte}, in NetworkAddress, long)"/> for a datagram whose IP header carried the ECN bits
+    /// <paramref name="ecn"/> (the low two bits of the TOS / Traffic Class byte; 0 when the I/O layer cannot read them).
+    /// </summary>
+    public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs)
+    {
+        _receiveEcn = (EcnCodepoint)(ecn & 0b11);
+        Receive(datagram, remote, nowUs);
+        _receiveEcn = EcnCodepoint.NotEct;
+    }
+
+    /// <summary>The ECN counts to put in an ACK of <paramref name="space"/>: null (a plain ACK) until an ECN-marked packet arrived.</summary>
+    private static Wire.EcnCounts? AckEcnCounts(PacketSpaceState space)
+    {
+        Recovery.EcnCounts c = space.Received.EcnCounts;
+        if ((c.Ect0 | c.Ect1 | c.Ce) == 0) return null;
+        return new Wire.EcnCounts((ulong)c.Ect0, (ulong)c.Ect1, (ulong)c.Ce);
+    }
+
+    /// <summary>After an ACK frame was applied: validate its counts and react to CE (RFC 9000 §13.4.2.1, RFC 9002 B.7).</summary>
+    private void OnAckEcn(PacketNumberSpace space, Wire.EcnCounts? wire, in AckProcessingResult result, long nowUs)
+    {
+        long marked = _ackedEcnMarked;
+        _ackedEcnMarked = 0;
+        if (result.NewlyAckedCount == 0) return;
+        Recovery.EcnCounts? counts = wire is { } w ? new Recovery.EcnCounts(Saturate(w.Ect0), Saturate(w.Ect1), Saturate(w.EcnCe)) : null;
+        if (_ecn.OnAck(space, counts, marked, result.LargestAckedIsNewlyAcked))
+        {
+            _recovery.OnEcnCongestion(result.LargestNewlyAckedTimeSentUs, nowUs);
+        }
+
+        static long Saturate(ulong value) => value > long.MaxValue ? long.MaxValue : (long)value;
+    }
+
+    /// <summary>Sink hook: a packet recovery reported acknowledged or lost was an ECN-marked or probe packet.</summary>
+    internal void OnFlaggedPacketAcked(in SentPacket<SentPacketMeta> packet)
+    {
+        if (packet.EcnMarked) _ackedEcnMarked++;
+        if (packet.PathProbe)
+        {
+            if (_pmtu.OnProbeAcknowledged(packet.Size)) _maxDatagramSize = _pmtu.Current;
+        }
+        else
+        {
+            _pmtu.OnPacketAcknowledged(packet.Size);
+        }
+    }
+
+    internal void OnFlaggedPacketLost(in SentPacket<SentPacketMeta> packet)
+    {
+        if (packet.EcnMarked) _ecn.OnMarkedPacketLost();
+        if (packet.PathProbe) _pmtu.OnProbeLost(packet.Size);
+        else if (packet.InFlight && _pmtu.OnPacketLost(packet.Size)) _maxDatagramSize = _pmtu.Current;
+    }
+}

@@ -1,0 +1,48 @@
+using System.Net.Quic.Managed.Recovery;
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>
+/// DPLPMTUD (RFC 9000 §14.3, RFC 8899): once the handshake is confirmed, PING packets padded to a probe size go out alone
+/// in a datagram; an acknowledged probe raises the size every packet may use, a lost one is no congestion signal.
+/// </summary>
+internal sealed partial class Connection
+{
+    /// <summary>The largest UDP payload this connection sends now (raised by path MTU discovery).</summary>
+    public int CurrentMaxDatagramSize => _maxDatagramSize;
+
+    /// <summary>Path MTU discovery state (probes, black holes).</summary>
+    internal PathMtuDiscovery PathMtu => _pmtu;
+
+    /// <summary>
+    /// Writes a PMTU probe into <paramref name="buffer"/> when one is due and the window allows it: a 1-RTT packet with a
+    /// PING, padded to the probe size. Returns its length, 0 when none was written.
+    /// </summary>
+    private int TryWriteMtuProbe(Span<byte> buffer, long nowUs)
+    {
+        int size = _pmtu.NextProbeSize;
+        if (size == 0 || size > buffer.Length || !_handshakeConfirmed || _close.Phase != ConnectionPhase.Open) return 0;
+        PacketSpaceState space = Space(PacketNumberSpace.ApplicationData);
+        if (space.Discarded || !space.CanSend || space.SendsZeroRtt || space.ProbesPending > 0) return 0;
+        ICongestionController cc = _recovery.CongestionController;
+        if (cc.AvailableWindow < size || !CanSendAckEliciting(nowUs)) return 0;
+
+        Span<byte> destination = buffer.Slice(0, size);
+        if (!TryBeginPacket(space, destination, out QuicWriter writer, out PacketLayout layout)) return 0;
+        RequireWritten(writer.TryWriteByte((byte)FrameType.Ping), FrameType.Ping);
+        SentFrameList frames = _framePool.Rent();
+        frames.Add(SentFrame.Ping());
+        int total = SealPacket(space, destination, ref writer, layout, padTo: size, out _);
+        bool marked = _sendingEcnMarked;
+        if (marked) _ecn.OnMarkedPacketSent(PacketNumberSpace.ApplicationData);
+        _recovery.OnPacketSent(PacketNumberSpace.ApplicationData, layout.PacketNumber, nowUs, total, ackEliciting: true, inFlight: true,
+            new SentPacketMeta(frames), ecnMarked: marked, pathProbe: true);
+        _pacer.OnPacketSent(total, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
+        _idle.OnAckElicitingPacketSent(nowUs);
+        _pmtu.OnProbeSent(total);
+        if (_tracer is not null) TracePacketSent("1RTT", layout.PacketNumber, total, frames, nowUs);
+        Statistics.PacketsSent++;
+        return total;
+    }
+}

@@ -1,0 +1,110 @@
+using System.Net.Quic.Managed.Core;
+using System.Net.Quic.Managed.Tests.Simulation;
+using Xunit.Abstractions;
+
+namespace System.Net.Quic.Managed.Tests.Core;
+
+/// <summary>DPLPMTUD (RFC 8899, RFC 9000 §14.3) on the deterministic simulator, over links with a path MTU.</summary>
+public class ConnectionPathMtuTests
+{
+    private readonly ITestOutputHelper _output;
+
+    public ConnectionPathMtuTests(ITestOutputHelper output) => _output = output;
+
+    private static QuicPair CreatePair(int seed, LinkConditions link, int maxPathDatagramSize)
+        => new(seed, link, configure: p =>
+        {
+            p.ClientOptions = new ConnectionOptions
+            {
+                Random = p.ClientOptions.Random, Name = "client", MaxDatagramSize = 1200, Streams = QuicPair.DefaultStreams,
+                MaxPathDatagramSize = maxPathDatagramSize, MaxUdpPayloadSize = 65527,
+            };
+            p.ServerOptions = new ConnectionOptions
+            {
+                Random = p.ServerOptions.Random, Name = "server", MaxDatagramSize = 1200, Streams = QuicPair.DefaultStreams,
+                MaxPathDatagramSize = maxPathDatagramSize, MaxUdpPayloadSize = 65527,
+            };
+        });
+
+    [Theory]
+    [InlineData(1601, 1500, 1500)]
+    [InlineData(1602, 1400, 9000)]
+    [InlineData(1603, 1280, 1452)]
+    public void ConvergesToThePathMtu(int seed, int pathMtu, int max)
+    {
+        using QuicPair pair = CreatePair(seed, new LinkConditions { DelayUs = 10_000, MaxDatagramSize = pathMtu }, max);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!;
+        Assert.Equal(1200, client.CurrentMaxDatagramSize);
+        var transfer = new StreamTransfer(pair, client, pair.ServerConnection!, 1 << 20);
+        // The search goes on after the transfer: an idle connection's PTO declares the last probes lost.
+        pair.RunUntil(() => transfer.Step() && client.PathMtu.SearchComplete && pair.ServerConnection!.PathMtu.SearchComplete, 120_000_000);
+        Assert.True(transfer.ReceivedFin && !transfer.Corrupted);
+        PathMtuDiscovery pmtu = client.PathMtu;
+        _output.WriteLine($"path {pathMtu}, max {max}: now {client.CurrentMaxDatagramSize}, probes {pmtu.ProbesSent} sent / {pmtu.ProbesAcknowledged} acked / {pmtu.ProbesLost} lost, complete {pmtu.SearchComplete}, lost packets {client.Statistics.PacketsLost}");
+
+        Assert.True(pmtu.SearchComplete);
+        Assert.Equal(Math.Min(pathMtu, max), client.CurrentMaxDatagramSize);
+        Assert.True(pair.Link.AToB.Statistics.DeliveredBytes > 0);
+        // Lost probes are no congestion signal (RFC 9000 §14.4): on this lossless link the window never went down.
+        Assert.Equal(long.MaxValue, client.CongestionController.SlowStartThreshold);
+        Assert.Equal(pmtu.ProbesLost, client.Statistics.PacketsLost);
+        // The server probes too (its own direction).
+        Assert.Equal(Math.Min(pathMtu, max), pair.ServerConnection!.CurrentMaxDatagramSize);
+    }
+
+    [Fact]
+    public void ABlackHoleFallsBackToTheBaseAndSearchesAgain()
+    {
+        var link = new LinkConditions { DelayUs = 10_000 };
+        using QuicPair pair = CreatePair(1604, link, 1452);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!;
+        var transfer = new StreamTransfer(pair, client, pair.ServerConnection!, 4 << 20);
+        pair.RunUntil(() => transfer.Step() || client.CurrentMaxDatagramSize == 1452, 10_000_000);
+        Assert.Equal(1452, client.CurrentMaxDatagramSize);
+        Assert.False(transfer.Done);
+
+        // The path now drops everything above 1,300 bytes (a tunnel came up): a black hole for our 1,452-byte packets.
+        link.MaxDatagramSize = 1300;
+        int smallest = int.MaxValue;
+        pair.RunUntil(() =>
+        {
+            smallest = Math.Min(smallest, client.CurrentMaxDatagramSize);
+            return transfer.Step();
+        }, 60_000_000);
+        PathMtuDiscovery pmtu = client.PathMtu;
+        _output.WriteLine($"now {client.CurrentMaxDatagramSize}, smallest {smallest}, black holes {pmtu.BlackHolesDetected}, probes {pmtu.ProbesSent}/{pmtu.ProbesAcknowledged}/{pmtu.ProbesLost}");
+        Assert.True(transfer.ReceivedFin && !transfer.Corrupted, "the transfer did not survive the black hole");
+        Assert.True(pmtu.BlackHolesDetected >= 1);
+        Assert.Equal(PathMtuDiscovery.BaseSize, smallest);
+        Assert.InRange(client.CurrentMaxDatagramSize, PathMtuDiscovery.BaseSize, 1300);
+    }
+
+    [Fact]
+    public void WithoutDiscoveryTheSizeStays()
+    {
+        using QuicPair pair = CreatePair(1605, new LinkConditions { DelayUs = 10_000 }, 0);
+        Assert.True(pair.Handshake());
+        var transfer = new StreamTransfer(pair, pair.ClientConnection!, pair.ServerConnection!, 256 * 1024);
+        transfer.Run(30_000_000);
+        Assert.True(transfer.ReceivedFin);
+        Assert.Equal(1200, pair.ClientConnection!.CurrentMaxDatagramSize);
+        Assert.Equal(0, pair.ClientConnection.PathMtu.ProbesSent);
+    }
+
+    [Fact]
+    public void ProbesNeverExceedThePeersMaxUdpPayloadSize()
+    {
+        using QuicPair pair = new(1606, new LinkConditions { DelayUs = 10_000 }, configure: p =>
+        {
+            p.ClientOptions = new ConnectionOptions { Random = p.ClientOptions.Random, Name = "client", MaxDatagramSize = 1200, Streams = QuicPair.DefaultStreams, MaxPathDatagramSize = 9000 };
+            p.ServerOptions = new ConnectionOptions { Random = p.ServerOptions.Random, Name = "server", MaxDatagramSize = 1200, Streams = QuicPair.DefaultStreams, MaxUdpPayloadSize = 1350 };
+        });
+        Assert.True(pair.Handshake());
+        var transfer = new StreamTransfer(pair, pair.ClientConnection!, pair.ServerConnection!, 256 * 1024);
+        transfer.Run(30_000_000);
+        Assert.True(transfer.ReceivedFin);
+        Assert.Equal(1350, pair.ClientConnection!.CurrentMaxDatagramSize);
+    }
+}
