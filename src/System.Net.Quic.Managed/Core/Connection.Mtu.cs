@@ -22,7 +22,7 @@ internal sealed partial class Connection
     private int TryWriteMtuProbe(Span<byte> buffer, long nowUs)
     {
         int size = _pmtu.NextProbeSize;
-        if (size == 0 || size > buffer.Length || !_handshakeConfirmed || _close.Phase != ConnectionPhase.Open) return 0;
+        if (size == 0 || size > buffer.Length || !_handshake.IsConfirmed || _close.Phase != ConnectionPhase.Open) return 0;
         PacketSpaceState space = Space(PacketNumberSpace.ApplicationData);
         if (space.Discarded || !space.CanSend || space.SendsZeroRtt || space.ProbesPending > 0) return 0;
         ICongestionController cc = _recovery.CongestionController;
