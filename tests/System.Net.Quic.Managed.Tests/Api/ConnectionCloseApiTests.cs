@@ -315,10 +315,12 @@ public class AbandonedConnectionTests(ITestOutputHelper output)
         await Task.Delay(1500);
         int fds = CountFds(), threads = CountActiveThreads();
 
-        List<QuicConnection> servers = await AbandonConnectionsAsync(listener, 20, closedByPeer);
+        var clients = new List<QuicConnection>();
+        List<QuicConnection> servers = await AbandonConnectionsAsync(listener, 20, closedByPeer, clients);
         int fdsWith = CountFds(), threadsWith = CountActiveThreads();
         await CloseAllAsync(servers);
         bool released = await QuicConformanceTests.EventuallyAsync(() => CountFds() <= fds + 2 && CountActiveThreads() <= threads + 2, TimeSpan.FromSeconds(10));
+        GC.KeepAlive(clients);
         output.WriteLine($"{(closedByPeer ? "closed by the peer" : "idle timeout")}: fds {fds} -> {fdsWith} with 20 abandoned connections -> {CountFds()}; active threads {threads} -> {threadsWith} -> {CountActiveThreads()} " +
             $"(parked driver threads {System.Net.Quic.Managed.Io.DriverThreadPool.IdleCount})");
         // One UDP socket per client connection (their drivers share the client loops). With the 500 ms idle timeout the
@@ -332,7 +334,12 @@ public class AbandonedConnectionTests(ITestOutputHelper output)
     /// Connects <paramref name="count"/> clients and drops them without disposing: they end by a 500 ms idle timeout, or
     /// because the server closes them (<paramref name="closedByPeer"/>; the server side is disposed then).
     /// </summary>
-    private static async Task<List<QuicConnection>> AbandonConnectionsAsync(QuicListener listener, int count, bool closedByPeer)
+    /// <summary>
+    /// Opens <paramref name="count"/> client connections that are never disposed; <paramref name="clients"/> keeps them
+    /// reachable, so what releases their resources is their end (idle timeout or the peer's close), not a finalizer
+    /// after a garbage collection (which, under load, could otherwise run before the test counts the held sockets).
+    /// </summary>
+    private static async Task<List<QuicConnection>> AbandonConnectionsAsync(QuicListener listener, int count, bool closedByPeer, List<QuicConnection>? clients = null)
     {
         var servers = new List<QuicConnection>();
         for (int i = 0; i < count; i++)
@@ -340,7 +347,7 @@ public class AbandonedConnectionTests(ITestOutputHelper output)
             QuicClientConnectionOptions options = ClientOptions(listener.LocalEndPoint);
             if (!closedByPeer) options.IdleTimeout = TimeSpan.FromMilliseconds(500);
             var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener, options);
-            GC.KeepAlive(client);
+            clients?.Add(client);
             if (closedByPeer) servers.Add(server);
         }
         return servers;
