@@ -29,19 +29,19 @@ internal sealed partial class Connection
         if (cc.AvailableWindow < size || !CanSendAckEliciting(nowUs)) return 0;
 
         Span<byte> destination = buffer.Slice(0, size);
-        if (!TryBeginPacket(space, destination, out QuicWriter writer, out PacketLayout layout)) return 0;
-        RequireWritten(writer.TryWriteByte((byte)FrameType.Ping), FrameType.Ping);
+        if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
+        RequireWritten(packet.Writer.TryWriteByte((byte)FrameType.Ping), FrameType.Ping);
         SentFrameList frames = _framePool.Rent();
         frames.Add(SentFrame.Ping());
-        int total = SealPacket(space, destination, ref writer, layout, padTo: size, out _);
+        int total = packet.Seal(padTo: size, out _);
         bool marked = _sendingEcnMarked;
         if (marked) _ecn.OnMarkedPacketSent(PacketNumberSpace.ApplicationData);
-        _recovery.OnPacketSent(PacketNumberSpace.ApplicationData, layout.PacketNumber, nowUs, total, ackEliciting: true, inFlight: true,
+        _recovery.OnPacketSent(PacketNumberSpace.ApplicationData, packet.PacketNumber, nowUs, total, ackEliciting: true, inFlight: true,
             new SentPacketMeta(frames), ecnMarked: marked, pathProbe: true);
         _pacer.OnPacketSent(total, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
         _idle.OnAckElicitingPacketSent(nowUs);
         _pmtu.OnProbeSent(total);
-        if (_tracer is not null) TracePacketSent("1RTT", layout.PacketNumber, total, frames, nowUs);
+        if (_tracer is not null) TracePacketSent("1RTT", packet.PacketNumber, total, frames, nowUs);
         Statistics.PacketsSent++;
         return total;
     }

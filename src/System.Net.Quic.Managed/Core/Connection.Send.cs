@@ -41,7 +41,7 @@ internal sealed partial class Connection
         // Every packet of the datagram carries the datagram's ECN marking (OutgoingEcn, read by the I/O layer before this call).
         bool marked = _sendingEcnMarked = _ecn.ShouldMark;
         int written = _close.Phase == ConnectionPhase.Closing ? WriteClosePackets(datagram, nowUs)
-            : TryWriteMtuProbe(buffer, nowUs) is int probe and > 0 ? probe : WriteDatagram(datagram, nowUs);
+            : TryWriteMtuProbe(buffer, nowUs) is int probe and > 0 ? probe : WriteCoalesced(datagram, closing: false, nowUs);
         if (written == 0) return false;
         if (marked) _ecn.OnMarkedDatagramSent();
 
@@ -58,26 +58,47 @@ internal sealed partial class Connection
         return true;
     }
 
-    private int WriteDatagram(Span<byte> datagram, long nowUs)
+    /// <summary>
+    /// Coalesces one packet per space that has something to send (RFC 9000 §12.2) into <paramref name="datagram"/>, in
+    /// space order: ordinary packets, or, when <paramref name="closing"/>, CONNECTION_CLOSE packets. The datagram's last
+    /// packet is padded when the datagram carries an Initial.
+    /// </summary>
+    private int WriteCoalesced(Span<byte> datagram, bool closing, long nowUs)
     {
         int written = 0;
         bool containsInitial = false;
         for (int i = 0; i < _spaces.Length; i++)
         {
             PacketSpaceState space = _spaces[i];
-            if (!WantsToSend(space, nowUs)) continue;
+            if (!Includes(space, closing, nowUs)) continue;
             bool last = true;
-            for (int j = i + 1; j < _spaces.Length; j++) last &= !WantsToSend(_spaces[j], nowUs);
+            for (int j = i + 1; j < _spaces.Length; j++) last &= !Includes(_spaces[j], closing, nowUs);
             containsInitial |= space.Space == PacketNumberSpace.Initial;
             // RFC 9000 §14.1: a datagram carrying an Initial packet is padded to 1200 bytes (we pad the last packet).
             int padTo = last && containsInitial ? MinInitialDatagramSize - written : 0;
-            int n = WritePacket(space, datagram.Slice(written), padTo, nowUs);
+            int n = closing ? WriteClosePacket(space, datagram.Slice(written), padTo, nowUs) : WritePacket(space, datagram.Slice(written), padTo, nowUs);
             if (n == 0) continue;
             written += n;
-            if (!IsServer && space.Space == PacketNumberSpace.Handshake) _handshake.OnHandshakePacketWritten();
+            // RFC 9001 §4.9.1 (the Initial keys go after this datagram); close packets leave them, so a close repeated
+            // before the handshake completes still reaches a server that has only Initial keys.
+            if (!closing && !IsServer && space.Space == PacketNumberSpace.Handshake) _handshake.OnHandshakePacketWritten();
             if (datagram.Length - written < 64) break;
         }
         return written;
+    }
+
+    /// <summary>Whether the datagram being built gets a packet of <paramref name="space"/>.</summary>
+    private bool Includes(PacketSpaceState space, bool closing, long nowUs) => closing ? CloseGoesIn(space) : WantsToSend(space, nowUs);
+
+    /// <summary>
+    /// While closing, before the handshake is confirmed CONNECTION_CLOSE goes in every space we have keys for (RFC 9000
+    /// §10.2.3); a client without 1-RTT keys yet leaves the application space out.
+    /// </summary>
+    private bool CloseGoesIn(PacketSpaceState space)
+    {
+        if (space.Discarded || !space.CanSend) return false;
+        if (space.Space != PacketNumberSpace.ApplicationData) return !_handshake.IsConfirmed;
+        return _handshake.IsCompleted || IsServer;
     }
 
     /// <summary>True when this space has something to put in a packet now.</summary>
@@ -120,20 +141,20 @@ internal sealed partial class Connection
     /// <summary>Builds and protects one packet of <paramref name="space"/> in <paramref name="destination"/>. Returns its length, 0 if nothing was written.</summary>
     private int WritePacket(PacketSpaceState space, Span<byte> destination, int padTo, long nowUs)
     {
-        if (!TryBeginPacket(space, destination, out QuicWriter writer, out PacketLayout layout)) return 0;
-        long pn = layout.PacketNumber;
+        if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
+        long pn = packet.PacketNumber;
 
         SentFrameList frames = _framePool.Rent();
         bool probe = space.ProbesPending > 0;
-        bool zeroRtt = layout.ZeroRtt;
-        bool ackEliciting = WriteFrames(space, ref writer, frames, probe, zeroRtt, nowUs);
-        if (writer.Position == layout.PayloadStart)
+        bool zeroRtt = packet.ZeroRtt;
+        bool ackEliciting = WriteFrames(space, ref packet.Writer, frames, probe, zeroRtt, nowUs);
+        if (packet.IsEmpty)
         {
             _framePool.Return(frames);
             return 0;
         }
 
-        int total = SealPacket(space, destination, ref writer, layout, padTo, out bool padded);
+        int total = packet.Seal(padTo, out bool padded);
         if (ackEliciting && space.ProbesPending > 0)
         {
             space.ProbesPending--;
@@ -162,17 +183,6 @@ internal sealed partial class Connection
             Statistics.ZeroRttPacketsSent++;
         }
         return total;
-    }
-
-    /// <summary>
-    /// PADDING to add: enough for the header protection sample (RFC 9001 §5.4.2: packet number plus payload at least
-    /// 4 bytes) and, when <paramref name="padTo"/> is set, to make the protected packet that long (RFC 9000 §14.1).
-    /// </summary>
-    private static int PaddingNeeded(int pnLength, int payloadLength, int position, int padTo, int remaining)
-    {
-        int pad = Math.Max(0, 4 - pnLength - payloadLength);
-        if (padTo > 0) pad = Math.Max(pad, padTo - (position + PacketProtectionKeys.TagLength));
-        return Math.Min(pad, remaining);
     }
 
     /// <summary>
@@ -414,36 +424,18 @@ internal sealed partial class Connection
     {
         if (!_closeFramePending || Error is null) return 0;
         _closeFramePending = false;
-        int written = 0;
-        bool containsInitial = false;
-        for (int i = 0; i < _spaces.Length; i++)
-        {
-            PacketSpaceState space = _spaces[i];
-            if (space.Discarded || !space.CanSend) continue;
-            if (space.Space != PacketNumberSpace.ApplicationData && _handshake.IsConfirmed) continue;
-            if (space.Space == PacketNumberSpace.ApplicationData && !_handshake.IsCompleted && !IsServer) continue;
-            containsInitial |= space.Space == PacketNumberSpace.Initial;
-            bool last = true;
-            for (int j = i + 1; j < _spaces.Length; j++)
-            {
-                PacketSpaceState later = _spaces[j];
-                last &= later.Discarded || !later.CanSend || (later.Space == PacketNumberSpace.ApplicationData && !_handshake.IsCompleted && !IsServer);
-            }
-            int padTo = last && containsInitial ? MinInitialDatagramSize - written : 0;
-            written += WriteClosePacket(space, datagram.Slice(written), padTo, nowUs);
-        }
-        return written;
+        return WriteCoalesced(datagram, closing: true, nowUs);
     }
 
     private int WriteClosePacket(PacketSpaceState space, Span<byte> destination, int padTo, long nowUs)
     {
-        if (!TryBeginPacket(space, destination, out QuicWriter writer, out PacketLayout layout)) return 0;
+        if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
 
         // The peer's last packets are acknowledged in the closing packet itself, ahead of CONNECTION_CLOSE (ACK is
         // allowed there, RFC 9000 §12.4): the data we read to its end before closing counts as received by its sender
         // (its WritesClosed completes) instead of being lost with a delayed ACK that never went out. Every copy of the
         // close carries it, so a resend in the closing period delivers it too.
-        if (space.Received.RangeCount > 0) WriteAck(space, ref writer, null, nowUs, reserve: MaxCloseFrameLength);
+        if (space.Received.RangeCount > 0) WriteAck(space, ref packet.Writer, null, nowUs, reserve: MaxCloseFrameLength);
 
         ConnectionError error = Error!;
         Span<byte> reason = stackalloc byte[64];
@@ -454,33 +446,29 @@ internal sealed partial class Connection
         }
         bool application = error.Source == ConnectionErrorSource.Application;
         bool written = application && space.Space == PacketNumberSpace.ApplicationData
-            ? ConnectionCloseFrame.TryWrite(ref writer, true, error.Code, 0, reason.Slice(0, reasonLength))
+            ? ConnectionCloseFrame.TryWrite(ref packet.Writer, true, error.Code, 0, reason.Slice(0, reasonLength))
             : application
-                ? ConnectionCloseFrame.TryWrite(ref writer, false, (ulong)TransportErrorCode.ApplicationError, 0, default)
-                : ConnectionCloseFrame.TryWrite(ref writer, false, error.Code, error.TriggeringFrameType, reason.Slice(0, reasonLength));
+                ? ConnectionCloseFrame.TryWrite(ref packet.Writer, false, (ulong)TransportErrorCode.ApplicationError, 0, default)
+                : ConnectionCloseFrame.TryWrite(ref packet.Writer, false, error.Code, error.TriggeringFrameType, reason.Slice(0, reasonLength));
         if (!written) return 0;
 
-        return SealPacket(space, destination, ref writer, layout, padTo, out _);
+        return packet.Seal(padTo, out _);
     }
 
     /// <summary>Room a CONNECTION_CLOSE frame needs at most: type, code, frame type, reason length and a 64-byte reason.</summary>
     private const int MaxCloseFrameLength = 1 + 8 + 8 + 8 + 64;
 
-    /// <summary>Where the parts of a packet being built lie in its buffer.</summary>
-    private readonly record struct PacketLayout(long PacketNumber, int PacketNumberLength, int PacketNumberOffset, int PayloadStart, int LengthFieldOffset, bool ZeroRtt);
-
     /// <summary>
     /// Writes the header of the next packet of <paramref name="space"/> (long header for Initial/Handshake, short for 1-RTT)
     /// and reserves its packet number. The writer covers the buffer minus the AEAD tag, so frames cannot overrun it.
     /// </summary>
-    private bool TryBeginPacket(PacketSpaceState space, Span<byte> destination, out QuicWriter writer, out PacketLayout layout)
+    private bool TryBeginPacket(PacketSpaceState space, Span<byte> destination, out PacketBuilder packet)
     {
-        writer = default;
-        layout = default;
+        packet = default;
         if (destination.Length < 64) return false;
         long pn = space.NextPacketNumber;
         int pnLength = PacketNumber.GetEncodedLength(pn, _recovery.GetTracker(space.Space).LargestAcked);
-        writer = new QuicWriter(destination.Slice(0, destination.Length - PacketProtectionKeys.TagLength));
+        var writer = new QuicWriter(destination.Slice(0, destination.Length - PacketProtectionKeys.TagLength));
         int lengthFieldOffset = -1;
         ConnectionId dcid = _peerIds.Active;
         bool zeroRtt = space.Space == PacketNumberSpace.ApplicationData && space.SendsZeroRtt;
@@ -502,32 +490,7 @@ internal sealed partial class Connection
         GreaseFixedBit(destination, space.Space, zeroRtt);
         int pnOffset = writer.Position;
         if (!writer.TryFill(0, pnLength)) return false;
-        layout = new PacketLayout(pn, pnLength, pnOffset, writer.Position, lengthFieldOffset, zeroRtt);
+        packet = new PacketBuilder(destination, space, writer, pn, pnLength, pnOffset, lengthFieldOffset, zeroRtt);
         return true;
-    }
-
-    /// <summary>
-    /// Finishes a packet whose frames are written: pads it (header protection sample, <paramref name="padTo"/>), patches the
-    /// long header's Length, protects it and consumes the packet number. Returns the protected length.
-    /// </summary>
-    private int SealPacket(PacketSpaceState space, Span<byte> destination, ref QuicWriter writer, in PacketLayout layout, int padTo, out bool padded)
-    {
-        int payloadLength = writer.Position - layout.PayloadStart;
-        int pad = PaddingNeeded(layout.PacketNumberLength, payloadLength, writer.Position, padTo, writer.Remaining);
-        padded = pad > 0 && padTo > 0;
-        if (pad > 0)
-        {
-            PaddingFrame.TryWrite(ref writer, pad);
-            payloadLength += pad;
-        }
-        if (layout.LengthFieldOffset >= 0)
-        {
-            LongHeader.TryPatchLength(destination, layout.LengthFieldOffset, layout.PacketNumberLength + payloadLength + PacketProtectionKeys.TagLength);
-        }
-        PacketProtectionKeys keys = layout.ZeroRtt ? space.ZeroRttSendKeys!
-            : space.Space == PacketNumberSpace.ApplicationData ? space.SendPhaseKeys!.Current : space.SendKeys!;
-        int total = keys.Protect(destination, layout.PacketNumberOffset, layout.PacketNumberLength, (ulong)layout.PacketNumber, payloadLength);
-        space.NextPacketNumber = layout.PacketNumber + 1;
-        return total;
     }
 }
