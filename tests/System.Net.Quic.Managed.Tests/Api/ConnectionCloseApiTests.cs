@@ -301,6 +301,24 @@ public class AbandonedConnectionTests(ITestOutputHelper output)
 {
     private static int CountFds() => Directory.GetFileSystemEntries("/proc/self/fd").Length;
 
+    private static async Task<int> StableFdCountAsync(TimeSpan still, TimeSpan limit)
+    {
+        var total = System.Diagnostics.Stopwatch.StartNew();
+        var unchanged = System.Diagnostics.Stopwatch.StartNew();
+        int count = CountFds();
+        while (unchanged.Elapsed < still && total.Elapsed < limit)
+        {
+            await Task.Delay(100);
+            int now = CountFds();
+            if (now != count)
+            {
+                count = now;
+                unchanged.Restart();
+            }
+        }
+        return count;
+    }
+
     private static int CountActiveThreads() => Directory.GetDirectories("/proc/self/task").Length - System.Net.Quic.Managed.Io.DriverThreadPool.IdleCount;
 
     [SkippableTheory]
@@ -312,8 +330,11 @@ public class AbandonedConnectionTests(ITestOutputHelper output)
         await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
         // Warm up (thread pool, certificates) so the baseline is not taken before the first connection's one-time costs.
         await CloseAllAsync(await AbandonConnectionsAsync(listener, 1, closedByPeer));
-        await Task.Delay(1500);
-        int fds = CountFds(), threads = CountActiveThreads();
+        // Earlier tests' resources (idle client loops, closing connections) go away in the background for a few seconds:
+        // take the baseline once the count of descriptors has held still for 2 s (at most 20 s), or it drifts down while
+        // the 20 connections are counted.
+        int fds = await StableFdCountAsync(TimeSpan.FromSeconds(2), TimeSpan.FromSeconds(20));
+        int threads = CountActiveThreads();
 
         var clients = new List<QuicConnection>();
         List<QuicConnection> servers = await AbandonConnectionsAsync(listener, 20, closedByPeer, clients);
