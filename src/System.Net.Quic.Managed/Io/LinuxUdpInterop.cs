@@ -165,42 +165,36 @@ internal static unsafe partial class LinuxUdpInterop
 
     /// <summary>
     /// The UDP_GRO segment size in the control data the kernel returned, or 0 when there is none (the buffer is one
-    /// datagram). Walks the cmsg list the way CMSG_FIRSTHDR/CMSG_NXTHDR do, but bounds-checks every header against
-    /// <paramref name="control"/>, so a short, truncated or malformed list ends the walk instead of reading past it.
+    /// datagram).
     /// </summary>
     public static int ReadGroSegmentSize(ReadOnlySpan<byte> control)
     {
-        int headerSize = CmsgHeaderSize;
-        int dataOffset = CmsgAlign(headerSize);
-        int offset = 0;
-        while (control.Length - offset >= headerSize)
-        {
-            ReadOnlySpan<byte> header = control.Slice(offset);
-            long length = IntPtr.Size == 8 ? (long)Math.Min(ReadNativeUInt64(header), long.MaxValue) : ReadNativeUInt32(header);
-            if (length < headerSize || length > control.Length - offset) return 0;
-            int level = ReadNativeInt32(header.Slice(IntPtr.Size));
-            int type = ReadNativeInt32(header.Slice(IntPtr.Size + 4));
-            int dataLength = (int)length - dataOffset;
-            if (level == SolUdp && type == UdpGro && dataLength >= 2)
-            {
-                // The kernel writes an int (udp_cmsg_recv); accept a 16-bit value too, as some userspace stacks do.
-                int size = dataLength >= 4 ? ReadNativeInt32(header.Slice(dataOffset)) : ReadNativeUInt16(header.Slice(dataOffset));
-                return size > 0 ? size : 0;
-            }
-            int next = CmsgAlign(length);
-            if (next <= 0 || next > control.Length - offset) return 0;
-            offset += next;
-        }
-        return 0;
+        if (!TryFindControlMessage(control, SolUdp, UdpGro, out ReadOnlySpan<byte> data) || data.Length < 2) return 0;
+        // The kernel writes an int (udp_cmsg_recv); accept a 16-bit value too, as some userspace stacks do.
+        int size = data.Length >= 4 ? ReadNativeInt32(data) : ReadNativeUInt16(data);
+        return size > 0 ? size : 0;
     }
 
     /// <summary>
     /// The ECN bits (RFC 3168: the low two bits) of the TOS byte (IP_TOS cmsg, IP_RECVTOS) or Traffic Class
     /// (IPV6_TCLASS cmsg, IPV6_RECVTCLASS) in the control data the kernel returned; 0 (Not-ECT) when there is none.
-    /// Bounds-checked like <see cref="ReadGroSegmentSize"/>.
     /// </summary>
     public static byte ReadEcn(ReadOnlySpan<byte> control)
     {
+        // IPPROTO_IP/IP_TOS carries one byte; IPPROTO_IPV6/IPV6_TCLASS an int (native order: its low byte first on little-endian).
+        if (TryFindControlMessage(control, 0, 1, out ReadOnlySpan<byte> tos) && tos.Length >= 1) return (byte)(tos[0] & 0b11);
+        if (TryFindControlMessage(control, 41, 67, out ReadOnlySpan<byte> tclass) && tclass.Length >= 4) return (byte)(ReadNativeInt32(tclass) & 0b11);
+        return 0;
+    }
+
+    /// <summary>
+    /// The data of the first control message of <paramref name="level"/>/<paramref name="type"/>. Walks the cmsg list
+    /// the way CMSG_FIRSTHDR/CMSG_NXTHDR do, but bounds-checks every header against <paramref name="control"/>, so a
+    /// short, truncated or malformed list ends the walk (false) instead of reading past it.
+    /// </summary>
+    private static bool TryFindControlMessage(ReadOnlySpan<byte> control, int level, int type, out ReadOnlySpan<byte> data)
+    {
+        data = default;
         int headerSize = CmsgHeaderSize;
         int dataOffset = CmsgAlign(headerSize);
         int offset = 0;
@@ -208,18 +202,17 @@ internal static unsafe partial class LinuxUdpInterop
         {
             ReadOnlySpan<byte> header = control.Slice(offset);
             long length = IntPtr.Size == 8 ? (long)Math.Min(ReadNativeUInt64(header), long.MaxValue) : ReadNativeUInt32(header);
-            if (length < headerSize || length > control.Length - offset) return 0;
-            int level = ReadNativeInt32(header.Slice(IntPtr.Size));
-            int type = ReadNativeInt32(header.Slice(IntPtr.Size + 4));
-            int dataLength = (int)length - dataOffset;
-            // IPPROTO_IP/IP_TOS carries one byte; IPPROTO_IPV6/IPV6_TCLASS an int (native order: its low byte first on little-endian).
-            if (level == 0 && type == 1 && dataLength >= 1) return (byte)(header[dataOffset] & 0b11);
-            if (level == 41 && type == 67 && dataLength >= 4) return (byte)(ReadNativeInt32(header.Slice(dataOffset)) & 0b11);
+            if (length < headerSize || length > control.Length - offset) return false;
+            if (ReadNativeInt32(header.Slice(IntPtr.Size)) == level && ReadNativeInt32(header.Slice(IntPtr.Size + 4)) == type)
+            {
+                data = header.Slice(Math.Min(dataOffset, (int)length), Math.Max(0, (int)length - dataOffset));
+                return true;
+            }
             int next = CmsgAlign(length);
-            if (next <= 0 || next > control.Length - offset) return 0;
+            if (next <= 0 || next > control.Length - offset) return false;
             offset += next;
         }
-        return 0;
+        return false;
     }
 
     /// <summary>
