@@ -26,6 +26,12 @@ dotnet test tests/System.Net.Quic.Managed.Tests -c Release --no-build --nologo \
   --logger "trx;LogFileName=unit.trx" --results-directory "$results" \
   --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=1500000
 unit_rc=$?
+# The tools' tests (DatagramDumper, LinkEmulator, QuicPerf and QuicLoad command lines).
+dotnet test tests/QuicManaged.Tools.Tests -c Release --no-build --nologo \
+  --logger "trx;LogFileName=tools.trx" --results-directory "$results" \
+  --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=900000
+tools_rc=$?
+[ "$unit_rc" -eq 0 ] && unit_rc=$tools_rc
 # HTTP/3 packages (QuicManaged.AspNetCore, QuicManaged.Http) against Kestrel, Chromium, Caddy, ngtcp2, quic-go. The
 # ngtcp2 and quic-go servers come from the interop peers script (idempotent; the interop cases below use it too).
 for candidate in "${QUIC_PEERS_SCRIPT:-}" "$root/../shared/interop/peers.sh" /work/shared/interop/peers.sh; do

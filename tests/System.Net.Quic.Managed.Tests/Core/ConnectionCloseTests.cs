@@ -1,5 +1,4 @@
 using System.Net.Quic.Managed.Core;
-using System.Net.Quic.Managed.Tests.Simulation;
 using Xunit.Abstractions;
 
 namespace System.Net.Quic.Managed.Tests.Core;

@@ -1,6 +1,5 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Crypto;
-using System.Net.Quic.Managed.Tests.Simulation;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Tests.Core;

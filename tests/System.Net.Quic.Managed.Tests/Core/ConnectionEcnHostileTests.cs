@@ -1,6 +1,5 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Recovery;
-using System.Net.Quic.Managed.Tests.Simulation;
 using System.Net.Quic.Managed.Tests.Wire;
 using System.Net.Quic.Managed.Wire;
 

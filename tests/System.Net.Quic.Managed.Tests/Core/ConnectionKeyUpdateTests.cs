@@ -1,5 +1,4 @@
 using System.Net.Quic.Managed.Core;
-using System.Net.Quic.Managed.Tests.Simulation;
 using System.Net.Quic.Managed.Wire;
 using System.Net.Security;
 using Xunit.Abstractions;

@@ -1,7 +1,6 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Diagnostics;
 using System.Net.Quic.Managed.Tests.Diagnostics;
-using System.Net.Quic.Managed.Tests.Simulation;
 using System.Text.Json;
 
 namespace System.Net.Quic.Managed.Tests.Core;

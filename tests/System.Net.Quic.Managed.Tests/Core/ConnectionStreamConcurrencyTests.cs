@@ -1,6 +1,5 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Streams;
-using System.Net.Quic.Managed.Tests.Simulation;
 using Xunit.Abstractions;
 
 namespace System.Net.Quic.Managed.Tests.Core;

@@ -1,7 +1,6 @@
 using System.Buffers.Binary;
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Crypto;
-using System.Net.Quic.Managed.Tests.Simulation;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Tests.Core;

@@ -1,8 +1,6 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Crypto;
 using System.Net.Quic.Managed.Ids;
-using System.Net.Quic.Managed.Tests.Core;
-using System.Net.Quic.Managed.Tests.Simulation;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Tests.Ids;

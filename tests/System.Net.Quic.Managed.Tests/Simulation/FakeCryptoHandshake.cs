@@ -5,7 +5,7 @@ using System.Net.Security;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 
-namespace System.Net.Quic.Managed.Tests.Core;
+namespace System.Net.Quic.Managed.Tests.Simulation;
 
 /// <summary>
 /// A deterministic stand-in for TLS with the same shape (RFC 9001 §4 levels and secrets), so the connection state machine

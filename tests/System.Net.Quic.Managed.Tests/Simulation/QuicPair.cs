@@ -1,9 +1,8 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Crypto;
 using System.Net.Quic.Managed.Streams;
-using System.Net.Quic.Managed.Tests.Simulation;
 
-namespace System.Net.Quic.Managed.Tests.Core;
+namespace System.Net.Quic.Managed.Tests.Simulation;
 
 /// <summary>
 /// Two real endpoints (client and server) on a seeded simulated network, like quinn-proto's test Pair. The TLS engine is

@@ -1,7 +1,6 @@
 using System.Net.Quic.Managed.Core;
-using System.Net.Quic.Managed.Tests.Simulation;
 
-namespace System.Net.Quic.Managed.Tests.Core;
+namespace System.Net.Quic.Managed.Tests.Simulation;
 
 /// <summary>Puts a real sans-IO <see cref="Endpoint"/> on the simulated network (splitting GSO batches into datagrams).</summary>
 internal sealed class SimulatedQuicEndpoint : IEcnSimulatedEndpoint

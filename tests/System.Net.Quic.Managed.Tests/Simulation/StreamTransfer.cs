@@ -1,7 +1,6 @@
 using System.Net.Quic.Managed.Core;
-using System.Net.Quic.Managed.Tests.Simulation;
 
-namespace System.Net.Quic.Managed.Tests.Core;
+namespace System.Net.Quic.Managed.Tests.Simulation;
 
 /// <summary>
 /// Drives an application on both connections of a <see cref="QuicPair"/>: the sender writes a deterministic byte pattern
