@@ -169,10 +169,8 @@ internal static unsafe partial class LinuxUdpInterop
     /// </summary>
     public static int ReadGroSegmentSize(ReadOnlySpan<byte> control)
     {
-        if (!TryFindControlMessage(control, SolUdp, UdpGro, out ReadOnlySpan<byte> data) || data.Length < 2) return 0;
-        // The kernel writes an int (udp_cmsg_recv); accept a 16-bit value too, as some userspace stacks do.
-        int size = data.Length >= 4 ? ReadNativeInt32(data) : ReadNativeUInt16(data);
-        return size > 0 ? size : 0;
+        ReadControlMessages(control, out int segmentSize, out _);
+        return segmentSize;
     }
 
     /// <summary>
@@ -181,38 +179,55 @@ internal static unsafe partial class LinuxUdpInterop
     /// </summary>
     public static byte ReadEcn(ReadOnlySpan<byte> control)
     {
-        // IPPROTO_IP/IP_TOS carries one byte; IPPROTO_IPV6/IPV6_TCLASS an int (native order: its low byte first on little-endian).
-        if (TryFindControlMessage(control, 0, 1, out ReadOnlySpan<byte> tos) && tos.Length >= 1) return (byte)(tos[0] & 0b11);
-        if (TryFindControlMessage(control, 41, 67, out ReadOnlySpan<byte> tclass) && tclass.Length >= 4) return (byte)(ReadNativeInt32(tclass) & 0b11);
-        return 0;
+        ReadControlMessages(control, out _, out byte ecn);
+        return ecn;
     }
 
     /// <summary>
-    /// The data of the first control message of <paramref name="level"/>/<paramref name="type"/>. Walks the cmsg list
-    /// the way CMSG_FIRSTHDR/CMSG_NXTHDR do, but bounds-checks every header against <paramref name="control"/>, so a
-    /// short, truncated or malformed list ends the walk (false) instead of reading past it.
+    /// What a received message's control data says, in one walk: the UDP_GRO segment size (0: none, the buffer is one
+    /// datagram) and the ECN bits of the TOS byte or Traffic Class (0, Not-ECT: none). Walks the cmsg list the way
+    /// CMSG_FIRSTHDR/CMSG_NXTHDR do, but bounds-checks every header against <paramref name="control"/>, so a short,
+    /// truncated or malformed list ends the walk (with what was found before it) instead of reading past it; the first
+    /// message of each kind counts.
     /// </summary>
-    private static bool TryFindControlMessage(ReadOnlySpan<byte> control, int level, int type, out ReadOnlySpan<byte> data)
+    public static void ReadControlMessages(ReadOnlySpan<byte> control, out int groSegmentSize, out byte ecn)
     {
-        data = default;
+        groSegmentSize = 0;
+        ecn = 0;
+        bool groFound = false, ecnFound = false;
         int headerSize = CmsgHeaderSize;
         int dataOffset = CmsgAlign(headerSize);
         int offset = 0;
-        while (control.Length - offset >= headerSize)
+        while (control.Length - offset >= headerSize && !(groFound && ecnFound))
         {
             ReadOnlySpan<byte> header = control.Slice(offset);
             long length = IntPtr.Size == 8 ? (long)Math.Min(ReadNativeUInt64(header), long.MaxValue) : ReadNativeUInt32(header);
-            if (length < headerSize || length > control.Length - offset) return false;
-            if (ReadNativeInt32(header.Slice(IntPtr.Size)) == level && ReadNativeInt32(header.Slice(IntPtr.Size + 4)) == type)
+            if (length < headerSize || length > control.Length - offset) return;
+            int level = ReadNativeInt32(header.Slice(IntPtr.Size));
+            int type = ReadNativeInt32(header.Slice(IntPtr.Size + 4));
+            ReadOnlySpan<byte> data = header.Slice(Math.Min(dataOffset, (int)length), Math.Max(0, (int)length - dataOffset));
+            if (!groFound && level == SolUdp && type == UdpGro && data.Length >= 2)
             {
-                data = header.Slice(Math.Min(dataOffset, (int)length), Math.Max(0, (int)length - dataOffset));
-                return true;
+                // The kernel writes an int (udp_cmsg_recv); accept a 16-bit value too, as some userspace stacks do.
+                int size = data.Length >= 4 ? ReadNativeInt32(data) : ReadNativeUInt16(data);
+                groSegmentSize = size > 0 ? size : 0;
+                groFound = true;
+            }
+            // IPPROTO_IP/IP_TOS carries one byte; IPPROTO_IPV6/IPV6_TCLASS an int (native order: its low byte first on little-endian).
+            else if (!ecnFound && level == 0 && type == 1 && data.Length >= 1)
+            {
+                ecn = (byte)(data[0] & 0b11);
+                ecnFound = true;
+            }
+            else if (!ecnFound && level == 41 && type == 67 && data.Length >= 4)
+            {
+                ecn = (byte)(ReadNativeInt32(data) & 0b11);
+                ecnFound = true;
             }
             int next = CmsgAlign(length);
-            if (next <= 0 || next > control.Length - offset) return false;
+            if (next <= 0 || next > control.Length - offset) return;
             offset += next;
         }
-        return false;
     }
 
     /// <summary>

@@ -95,11 +95,12 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
         }
     }
 
-    public override bool TryGetMessage(int index, out Span<byte> data, out NetworkAddress remote, out int segmentSize)
+    public override bool TryGetMessage(int index, out Span<byte> data, out NetworkAddress remote, out int segmentSize, out byte ecn)
     {
         if ((uint)index >= (uint)_received || _buffers is not { } buffers) throw new ArgumentOutOfRangeException(nameof(index));
         ref MMsgHdr message = ref buffers.Message(index);
         segmentSize = 0;
+        ecn = 0;
         data = default;
         remote = default;
         if ((message.Header.Flags & MsgTrunc) != 0 || message.Length > (uint)buffers.SlotSize)
@@ -110,21 +111,11 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
         int nameLength = (int)Math.Min(message.Header.NameLength, (uint)RecvMmsgBufferSet.NameSize);
         if (!TryReadAddress(buffers.Name(index, nameLength), out remote)) return false;
         data = buffers.Data(index, (int)message.Length);
-        if (IsCoalescing)
-        {
-            int controlLength = (int)Math.Min(message.Header.ControlLength, (nuint)RecvMmsgBufferSet.ControlSize);
-            segmentSize = ReadGroSegmentSize(buffers.Control(index, controlLength));
-            if (segmentSize >= data.Length) segmentSize = 0;
-        }
-        return true;
-    }
-
-    public override byte GetEcn(int index)
-    {
-        if ((uint)index >= (uint)_received || _buffers is not { } buffers) return 0;
-        ref MMsgHdr message = ref buffers.Message(index);
+        // One walk over the control data: the GRO segment size (used only when coalescing is on) and the ECN bits.
         int controlLength = (int)Math.Min(message.Header.ControlLength, (nuint)RecvMmsgBufferSet.ControlSize);
-        return ReadEcn(buffers.Control(index, controlLength));
+        ReadControlMessages(buffers.Control(index, controlLength), out int groSegmentSize, out ecn);
+        if (IsCoalescing && groSegmentSize < data.Length) segmentSize = groSegmentSize;
+        return true;
     }
 
     /// <summary>Returns the buffers to the pool; called once no receive can run any more (the driver thread ended or never started).</summary>

@@ -46,10 +46,11 @@ internal sealed class SocketUdpReceiver : UdpReceiver
         }
     }
 
-    public override bool TryGetMessage(int index, out Span<byte> data, out NetworkAddress remote, out int segmentSize)
+    public override bool TryGetMessage(int index, out Span<byte> data, out NetworkAddress remote, out int segmentSize, out byte ecn)
     {
         data = _buffer.AsSpan(0, _length);
         segmentSize = 0;
+        ecn = 0;
         remote = _length == 0 ? default : SocketAddressCodec.Read(_addresses.ReceiveAddress);
         return true;
     }

@@ -459,13 +459,12 @@ internal sealed class UdpDriver : IDisposable
             ReceiveCalls++;
             for (int m = 0; m < count; m++)
             {
-                if (!_receiver.TryGetMessage(m, out Span<byte> data, out NetworkAddress remote, out int segment))
+                if (!_receiver.TryGetMessage(m, out Span<byte> data, out NetworkAddress remote, out int segment, out byte ecn))
                 {
                     MessagesDropped++;
                     continue;
                 }
                 if (data.IsEmpty) continue; // a wake-up, or an empty datagram that cannot be QUIC
-                byte ecn = _receiver.GetEcn(m);
                 MessagesReceived++;
                 long now = MonotonicClock.NowUs;
                 if (segment <= 0) segment = data.Length;

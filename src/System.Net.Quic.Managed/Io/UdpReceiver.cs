@@ -67,16 +67,12 @@ internal abstract class UdpReceiver
 
     /// <summary>
     /// Message <paramref name="index"/> of the last <see cref="Receive"/>: its bytes (valid until the next Receive; the
-    /// caller may modify them), its source, and the size of each coalesced datagram in it (0: the message is one datagram).
-    /// False when the message must be dropped (truncated, or from an address family QUIC does not use).
+    /// caller may modify them), its source, the size of each coalesced datagram in it (0: the message is one datagram)
+    /// and its ECN bits (RFC 3168) when the receive path reads them (IP_RECVTOS); 0 (Not-ECT) otherwise: the portable
+    /// path cannot, and ECN validation then fails at the peer. False when the message must be dropped (truncated, or from
+    /// an address family QUIC does not use).
     /// </summary>
-    public abstract bool TryGetMessage(int index, out Span<byte> data, out NetworkAddress remote, out int segmentSize);
-
-    /// <summary>
-    /// The ECN bits (RFC 3168) of message <paramref name="index"/> of the last <see cref="Receive"/>, when the receive path
-    /// reads them (IP_RECVTOS); 0 (Not-ECT) otherwise: the portable path cannot, and ECN validation then fails at the peer.
-    /// </summary>
-    public virtual byte GetEcn(int index) => 0;
+    public abstract bool TryGetMessage(int index, out Span<byte> data, out NetworkAddress remote, out int segmentSize, out byte ecn);
 
     /// <summary>Gives pooled buffers back. Only once no <see cref="Receive"/> can run any more; the receiver is unusable afterwards.</summary>
     public virtual void Release()
