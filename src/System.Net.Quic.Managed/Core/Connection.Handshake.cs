@@ -71,9 +71,8 @@ internal sealed partial class Connection
         }
         if (!IsServer) TakeSessionTickets();
 
-        if (!_handshake.PeerParametersApplied && _tls.HasPeerTransportParameters)
+        if (_tls.HasPeerTransportParameters && _handshake.TakePeerParameters())
         {
-            _handshake.ApplyPeerParameters();
             TransportErrorCode error = ApplyPeerParameters(nowUs, out string? reason);
             if (error != TransportErrorCode.NoError)
             {

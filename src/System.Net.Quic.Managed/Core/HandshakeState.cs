@@ -34,8 +34,6 @@ internal struct HandshakeState
     /// RFC 9000 §6.2 and §17.2.5.2, and the server's chosen connection ID is in use, §7.2).</summary>
     public bool ReceivedServerPacket { get; private set; }
 
-    /// <summary>The peer's transport parameters were applied (once, when TLS first has them).</summary>
-    public bool PeerParametersApplied { get; private set; }
 
     /// <summary>Server: HANDSHAKE_DONE is to be sent (again, when the packet carrying it was lost).</summary>
     public bool HandshakeDonePending { get; private set; }
@@ -45,6 +43,7 @@ internal struct HandshakeState
     public bool DiscardInitialAfterSend { get; private set; }
 
     private bool _sentHandshakePacket;
+    private bool _peerParametersApplied;
 
     /// <summary>TLS completed. False when it already had.</summary>
     public bool Complete()
@@ -70,11 +69,11 @@ internal struct HandshakeState
         return true;
     }
 
-    /// <summary>Records that the peer's transport parameters were applied; true only the first time.</summary>
-    public bool ApplyPeerParameters()
+    /// <summary>The peer's transport parameters are applied once, when TLS first has them: true only the first time.</summary>
+    public bool TakePeerParameters()
     {
-        if (PeerParametersApplied) return false;
-        PeerParametersApplied = true;
+        if (_peerParametersApplied) return false;
+        _peerParametersApplied = true;
         return true;
     }
 
