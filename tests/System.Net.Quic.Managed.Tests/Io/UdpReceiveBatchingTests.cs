@@ -209,47 +209,33 @@ public class UdpReceiveBatchingTests
         if (driver.CoalescedReceive) Assert.Equal(bursts.Length, driver.MessagesReceived);
     }
 
-    private static byte[] Cmsg(int level, int type, ReadOnlySpan<byte> data, int declaredLength = -1)
-    {
-        int header = IntPtr.Size + 8;
-        int aligned = (header + IntPtr.Size - 1) & ~(IntPtr.Size - 1);
-        byte[] buffer = new byte[LinuxUdpInterop.CmsgSpace(data.Length)];
-        long length = declaredLength >= 0 ? declaredLength : aligned + data.Length;
-        if (IntPtr.Size == 8) MemoryMarshal.Write(buffer, in length);
-        else MemoryMarshal.Write(buffer, (uint)length);
-        MemoryMarshal.Write(buffer.AsSpan(IntPtr.Size), in level);
-        MemoryMarshal.Write(buffer.AsSpan(IntPtr.Size + 4), in type);
-        data.CopyTo(buffer.AsSpan(aligned));
-        return buffer;
-    }
-
     [Fact]
     public void GroSegmentSizeIsReadFromWellFormedControlData()
     {
-        Assert.Equal(1252, LinuxUdpInterop.ReadGroSegmentSize(Cmsg(17, 104, BitConverter.GetBytes(1252))));
+        Assert.Equal(1252, LinuxUdpInterop.ReadGroSegmentSize(ControlData.Cmsg(17, 104, BitConverter.GetBytes(1252))));
         // Another cmsg first (IP_TOS, say), then UDP_GRO.
-        byte[] both = [.. Cmsg(0, 1, new byte[] { 0x02 }), .. Cmsg(17, 104, BitConverter.GetBytes(1350))];
+        byte[] both = [.. ControlData.Cmsg(0, 1, new byte[] { 0x02 }), .. ControlData.Cmsg(17, 104, BitConverter.GetBytes(1350))];
         Assert.Equal(1350, LinuxUdpInterop.ReadGroSegmentSize(both));
         // A 16-bit value is accepted too.
-        Assert.Equal(1200, LinuxUdpInterop.ReadGroSegmentSize(Cmsg(17, 104, BitConverter.GetBytes((ushort)1200))));
+        Assert.Equal(1200, LinuxUdpInterop.ReadGroSegmentSize(ControlData.Cmsg(17, 104, BitConverter.GetBytes((ushort)1200))));
         // No GRO cmsg: the message is one datagram.
-        Assert.Equal(0, LinuxUdpInterop.ReadGroSegmentSize(Cmsg(41, 50, new byte[20])));
+        Assert.Equal(0, LinuxUdpInterop.ReadGroSegmentSize(ControlData.Cmsg(41, 50, new byte[20])));
         Assert.Equal(0, LinuxUdpInterop.ReadGroSegmentSize([]));
     }
 
     [Fact]
     public void MalformedControlDataYieldsNoSegmentSizeAndNeverReadsPastTheBuffer()
     {
-        byte[] good = Cmsg(17, 104, BitConverter.GetBytes(1252));
+        byte[] good = ControlData.Cmsg(17, 104, BitConverter.GetBytes(1252));
         // Truncated at every length: never throws; only the complete header + value gives the size.
         for (int cut = 0; cut < good.Length; cut++)
         {
             int size = LinuxUdpInterop.ReadGroSegmentSize(good.AsSpan(0, cut));
             Assert.True(size == 0 || cut >= IntPtr.Size + 8 + 4, $"cut {cut} gave {size}");
         }
-        Assert.Equal(0, LinuxUdpInterop.ReadGroSegmentSize(Cmsg(17, 104, BitConverter.GetBytes(1252), declaredLength: 0)));
-        Assert.Equal(0, LinuxUdpInterop.ReadGroSegmentSize(Cmsg(17, 104, BitConverter.GetBytes(1252), declaredLength: 4096)));
-        Assert.Equal(0, LinuxUdpInterop.ReadGroSegmentSize(Cmsg(17, 104, BitConverter.GetBytes(-5))));
+        Assert.Equal(0, LinuxUdpInterop.ReadGroSegmentSize(ControlData.Cmsg(17, 104, BitConverter.GetBytes(1252), declaredLength: 0)));
+        Assert.Equal(0, LinuxUdpInterop.ReadGroSegmentSize(ControlData.Cmsg(17, 104, BitConverter.GetBytes(1252), declaredLength: 4096)));
+        Assert.Equal(0, LinuxUdpInterop.ReadGroSegmentSize(ControlData.Cmsg(17, 104, BitConverter.GetBytes(-5))));
         // Seeded random bytes: the walk ends, whatever the lengths say.
         var random = new Random(20261122);
         byte[] noise = new byte[64];
