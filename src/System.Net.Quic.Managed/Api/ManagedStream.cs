@@ -8,8 +8,9 @@ namespace System.Net.Quic.Managed;
 /// A public <see cref="QuicStream"/> over one core stream. As System.Net.Quic's ReceiveBuffers, the driver thread
 /// moves received bytes into a per-stream buffer (bounded by the stream's receive window: they keep their credit until
 /// consumed) and ReadAsync drains it on the caller's thread, completing synchronously when data or FIN is there; only
-/// an empty buffer makes it wait. Credit goes back to the core in coalesced reports. Writes are requests completed on
-/// the driver thread (one at a time). Cancelling a read or write (a token already cancelled included, unless that side
+/// an empty buffer makes it wait. Credit goes back to the core in coalesced reports. A small write is staged (copied on
+/// the caller's thread, see <see cref="StreamWriteStage"/>) and completes at once; a larger one, or one that finds the
+/// stage full, is a request completed on the driver thread (one write at a time either way). Cancelling a read or write (a token already cancelled included, unless that side
 /// is over) aborts that direction with the connection's DefaultStreamErrorCode, as System.Net.Quic does.
 /// </summary>
 internal sealed class ManagedStream : QuicStreamImpl
@@ -53,6 +54,10 @@ internal sealed class ManagedStream : QuicStreamImpl
     // Reused for every read and write (one of each at a time): no allocation per operation.
     private StreamReadRequest? _readRequest;
     private StreamWriteRequest? _writeRequest;
+    private StreamWriteStage? _stage;
+    // Set by the driver when the write side can take no more (STOP_SENDING, reset, connection ended): writes then take
+    // the request path, which reports why, instead of being staged.
+    private volatile bool _writeSideGone;
 
     public ManagedStream(ManagedConnection connection, long id, QuicStreamType type, bool canRead, bool canWrite)
     {
@@ -348,6 +353,22 @@ internal sealed class ManagedStream : QuicStreamImpl
             Volatile.Write(ref _writeInProgress, 0);
             return ValueTask.FromException(ended);
         }
+        if (buffer.Length <= StreamWriteStage.Capacity && !_writeSideGone)
+        {
+            StreamWriteStage stage = _stage ??= new StreamWriteStage(this);
+            bool staged;
+            bool post;
+            lock (stage)
+            {
+                staged = stage.TryStage(buffer.Span, completeWrites, out post);
+            }
+            if (staged)
+            {
+                if (post) _connection.Host.Post(stage);
+                Volatile.Write(ref _writeInProgress, 0);
+                return ValueTask.CompletedTask;
+            }
+        }
         StreamWriteRequest request = _writeRequest ??= new StreamWriteRequest(this);
         ValueTask result = request.Start(buffer, completeWrites, cancellationToken);
         _connection.Host.Post(request);
@@ -379,6 +400,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// <summary>Driver thread: moves as much of the pending write into the core as its send buffer takes.</summary>
     private void TryCompleteWrite()
     {
+        if (!MoveStaged()) return;
         if (_pendingWrite is not { } request) return;
         CheckStopSending();
         if (WriteFailure() is { } failure)
@@ -398,6 +420,63 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (fin) _finWritten = true;
         _pendingWrite = null;
         request.Complete();
+    }
+
+    /// <summary>Driver thread: the staged bytes go into the core first (then a pending request's, if any).</summary>
+    public void MoveStagedOnDriver()
+    {
+        if (_stage is { } stage)
+        {
+            lock (stage)
+            {
+                stage.ClearPosted();
+            }
+        }
+        TryCompleteWrite();
+    }
+
+    /// <summary>
+    /// Driver thread: moves staged bytes (and a staged FIN, or one asked for by CompleteWrites/Dispose with no request
+    /// pending) into the core; true when nothing is left staged. Staged bytes of a write side that is gone are dropped.
+    /// </summary>
+    private bool MoveStaged()
+    {
+        if (_stage is not { } stage) return true;
+        lock (stage)
+        {
+            if (stage.IsEmpty) return true;
+            CheckStopSending();
+            if (WriteFailure() is not null || _writeAborted)
+            {
+                _writeSideGone = true;
+                stage.Drop();
+                return true;
+            }
+            bool fin = stage.Fin || (_finRequested && _pendingWrite is null);
+            ReadOnlySpan<byte> pending = stage.Pending;
+            int accepted = WriteCore(pending, fin);
+            if (accepted < 0)
+            {
+                _writeSideGone = true;
+                stage.Drop();
+                return true;
+            }
+            bool all = accepted == pending.Length;
+            stage.Consume(accepted, finTaken: all && stage.Fin);
+            if (all && fin) _finWritten = true;
+            return all;
+        }
+    }
+
+    /// <summary>Driver thread: the write side is gone; later writes take the request path (which says why).</summary>
+    private void DropStaged()
+    {
+        _writeSideGone = true;
+        if (_stage is not { } stage) return;
+        lock (stage)
+        {
+            stage.Drop();
+        }
     }
 
     /// <summary>Driver thread: hands data to the core; -1 when the send side is gone (reset after STOP_SENDING, or finished).</summary>
@@ -422,6 +501,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (Core.GetStopSendingCode(Id) is { } code)
         {
             _peerStopSendingCode = code;
+            DropStaged();
             Fault(_writesClosed, QuicExceptionFactory.StreamAborted(code, "asked to stop sending (STOP_SENDING)"));
         }
     }
@@ -497,6 +577,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     {
         if (_writeAborted) return;
         _writeAborted = true;
+        DropStaged();
         if (!_ended && !(_finWritten && Core.IsStreamWriteComplete(Id))) Core.ResetStream(Id, code);
         Exception aborted = QuicExceptionFactory.OperationAborted("Writing was aborted on this stream.");
         FailWrite(aborted);
@@ -515,11 +596,12 @@ internal sealed class ManagedStream : QuicStreamImpl
     private void CompleteWritesOnDriver()
     {
         if (_finWritten || _writeAborted || _ended) return;
-        if (_pendingWrite is not null)
+        if (_pendingWrite is not null || !MoveStaged())
         {
-            _finRequested = true; // the FIN goes with the last byte of the pending write
+            _finRequested = true; // the FIN goes with the last byte of the pending write (or of the staged bytes)
             return;
         }
+        if (_finWritten) return; // the stage carried it
         WriteCore(ReadOnlySpan<byte>.Empty, fin: true);
         _finWritten = true;
     }
@@ -541,6 +623,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (core is not null) CheckStopSending();
         bool writeDone = _canWriteDirection && _finWritten && !_writeAborted && _peerStopSendingCode is null && core is not null && core.IsStreamWriteComplete(Id);
         _ended = true;
+        DropStaged();
         StreamReadRequest? waiter;
         bool faultReads;
         lock (_received)
@@ -598,6 +681,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             if (_canWriteDirection && !_writeAborted && _peerStopSendingCode is null)
             {
                 if (_pendingWrite is not null) AbortWriteOnDriver(code);
+                else if (!MoveStaged()) _finRequested = true; // FIN after the staged bytes: the stage drains as ACKs make room
                 else if (!_finWritten)
                 {
                     WriteCore(ReadOnlySpan<byte>.Empty, fin: true);
@@ -609,7 +693,8 @@ internal sealed class ManagedStream : QuicStreamImpl
         // once per request) completes both tasks before disposal and allocates none.
         if (_pendingWrite is not null) FailWrite(new ObjectDisposedException(nameof(QuicStream)));
         if (!_readsClosed.Task.IsCompleted) Fault(_readsClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
-        if (!_finWritten && !_writesClosed.Task.IsCompleted) Fault(_writesClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
+        bool finQueued = _finRequested && !_writeAborted && _stage is { IsEmpty: false };
+        if (!_finWritten && !finQueued && !_writesClosed.Task.IsCompleted) Fault(_writesClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
         else if (!_ended) OnWritable(); // the FIN may be acknowledged already (or STOP_SENDING arrived)
         RemoveIfDone();
     }

@@ -5,7 +5,8 @@ using System.Runtime.InteropServices;
 namespace System.Net.Quic.Managed.Io;
 
 /// <summary>
-/// The only native calls of the library: Linux recvmmsg(2), setsockopt(2) and poll(2) from libc, through source-generated
+/// The only native calls of the library: Linux recvmmsg(2), setsockopt(2), ppoll(2) and eventfd(2) (with read/write/close
+/// on it) from libc, through source-generated
 /// [LibraryImport] stubs (no runtime marshalling, AOT-safe). The structures follow the kernel ABI (struct user_msghdr,
 /// mmsghdr, iovec, cmsghdr) with pointer-sized fields as nint/nuint, so one layout serves every 32- and 64-bit Linux.
 /// Constants and errno values are the asm-generic ones every architecture .NET runs on uses. Everything here is
@@ -81,8 +82,79 @@ internal static unsafe partial class LinuxUdpInterop
     private const short PollErr = 0x008;
     private const short PollHup = 0x010;
 
-    [LibraryImport(Libc, EntryPoint = "poll", SetLastError = true)]
-    private static partial int PollNative(PollFd* fds, nuint count, int timeoutMs);
+    /// <summary>struct timespec (time_t and long are pointer-sized on every Linux ABI .NET runs on).</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    private struct TimeSpec
+    {
+        public nint Seconds;
+        public nint Nanoseconds;
+    }
+
+    [LibraryImport(Libc, EntryPoint = "ppoll", SetLastError = true)]
+    private static partial int PPollNative(PollFd* fds, nuint count, TimeSpec* timeout, void* signalMask);
+
+    /// <summary>poll(2) with a microsecond timeout (ppoll(2)): a timer due in 300 us sleeps 300 us instead of the zero-wait
+    /// spin a millisecond timeout truncated to 0 gives. Negative: forever.</summary>
+    private static int PollMicroseconds(PollFd* fds, nuint count, int timeoutUs)
+    {
+        if (timeoutUs < 0) return PPollNative(fds, count, null, null);
+        TimeSpec timeout = new() { Seconds = timeoutUs / 1_000_000, Nanoseconds = timeoutUs % 1_000_000 * 1000 };
+        return PPollNative(fds, count, &timeout, null);
+    }
+
+    private const int EfdNonBlock = 0x800;   // O_NONBLOCK
+    private const int EfdCloexec = 0x80000;  // O_CLOEXEC
+
+    [LibraryImport(Libc, EntryPoint = "eventfd", SetLastError = true)]
+    private static partial int EventFdNative(uint initialValue, int flags);
+
+    [LibraryImport(Libc, EntryPoint = "write", SetLastError = true)]
+    private static partial nint WriteNative(SafeHandle fd, void* buffer, nuint count);
+
+    [LibraryImport(Libc, EntryPoint = "read", SetLastError = true)]
+    private static partial nint ReadNative(SafeHandle fd, void* buffer, nuint count);
+
+    [LibraryImport(Libc, EntryPoint = "close")]
+    private static partial int CloseNative(nint fd);
+
+    /// <summary>An eventfd(2) descriptor, closed once no call is using it (the marshaller holds a reference per call).</summary>
+    private sealed class EventFdHandle : SafeHandle
+    {
+        public EventFdHandle(int fd)
+            : base(-1, ownsHandle: true) => SetHandle(fd);
+
+        public override bool IsInvalid => handle == -1;
+
+        protected override bool ReleaseHandle() => CloseNative(handle) == 0;
+    }
+
+    /// <summary>A non-blocking eventfd(2) for waking a poll, or null when the kernel or libc does not provide one.</summary>
+    public static SafeHandle? TryCreateEventFd()
+    {
+        try
+        {
+            int fd = EventFdNative(0, EfdNonBlock | EfdCloexec);
+            return fd < 0 ? null : new EventFdHandle(fd);
+        }
+        catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>Adds one to the eventfd's counter: a poll on it wakes up (one 8-byte write, no network stack).</summary>
+    public static void SignalEventFd(SafeHandle eventFd)
+    {
+        ulong one = 1;
+        WriteNative(eventFd, &one, sizeof(ulong)); // EAGAIN only when the counter is at its maximum: still readable
+    }
+
+    /// <summary>Resets the eventfd's counter (non-blocking: nothing to read is fine).</summary>
+    public static void DrainEventFd(SafeHandle eventFd)
+    {
+        ulong value;
+        ReadNative(eventFd, &value, sizeof(ulong));
+    }
 
     [LibraryImport(Libc, EntryPoint = "recvmmsg", SetLastError = true)]
     private static partial int RecvMmsgNative(SafeHandle socket, MMsgHdr* messages, uint count, int flags, void* timeout);
@@ -99,11 +171,11 @@ internal static unsafe partial class LinuxUdpInterop
     }
 
     /// <summary>
-    /// Waits up to <paramref name="timeoutMs"/> (-1: forever) until <paramref name="first"/> or <paramref name="second"/> is
+    /// Waits up to <paramref name="timeoutUs"/> microseconds (negative: forever) until <paramref name="first"/> or <paramref name="second"/> is
     /// readable or has an error pending (POLLERR: an ICMP error on a connected socket, which the next receive reports).
     /// One poll(2) call where Socket.Select builds and scans lists. False on a poll error other than EINTR.
     /// </summary>
-    public static bool WaitReadable(SafeHandle first, SafeHandle second, int timeoutMs, out bool firstReady, out bool secondReady)
+    public static bool WaitReadable(SafeHandle first, SafeHandle second, int timeoutUs, out bool firstReady, out bool secondReady)
     {
         firstReady = secondReady = false;
         bool firstAdded = false, secondAdded = false;
@@ -114,7 +186,7 @@ internal static unsafe partial class LinuxUdpInterop
             PollFd* fds = stackalloc PollFd[2];
             fds[0] = new PollFd { Fd = (int)first.DangerousGetHandle(), Events = PollIn };
             fds[1] = new PollFd { Fd = (int)second.DangerousGetHandle(), Events = PollIn };
-            int result = PollNative(fds, 2, timeoutMs);
+            int result = PollMicroseconds(fds, 2, timeoutUs);
             if (result < 0) return Marshal.GetLastPInvokeError() == EIntr;
             firstReady = (fds[0].ReturnedEvents & (PollIn | PollErr | PollHup)) != 0;
             secondReady = (fds[1].ReturnedEvents & (PollIn | PollErr | PollHup)) != 0;
@@ -129,13 +201,14 @@ internal static unsafe partial class LinuxUdpInterop
 
     /// <summary>
     /// poll(2) on <paramref name="fds"/> (descriptors and events filled by the caller; <see cref="PollReadable"/> is the
-    /// usual event set): the number of ready entries, 0 on timeout or EINTR, -1 on another error.
+    /// usual event set) for up to <paramref name="timeoutUs"/> microseconds (negative: forever): the number of ready
+    /// entries, 0 on timeout or EINTR, -1 on another error.
     /// </summary>
-    public static int Poll(Span<PollFd> fds, int timeoutMs)
+    public static int Poll(Span<PollFd> fds, int timeoutUs)
     {
         fixed (PollFd* p = fds)
         {
-            int result = PollNative(p, (nuint)fds.Length, timeoutMs);
+            int result = PollMicroseconds(p, (nuint)fds.Length, timeoutUs);
             if (result < 0) return Marshal.GetLastPInvokeError() == EIntr ? 0 : -1;
             return result;
         }

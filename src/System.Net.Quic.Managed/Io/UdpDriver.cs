@@ -45,12 +45,12 @@ internal sealed class UdpDriver : IDisposable
     private readonly UdpDriverLoop? _loop;
     private int _stepRequested;
 
-    // A connected socket (a client that wants ICMP errors) drops datagrams from any other source, the wake-up
-    // datagram included: it then gets a separate loopback socket to wake on, and the loop waits on both.
-    private readonly Socket? _wakeReceiver;
+    // With the native poll the driver waits on its socket and an eventfd. On the portable path a connected socket (a
+    // client that wants ICMP errors) drops datagrams from any other source, the wake-up datagram included: it then gets
+    // a separate loopback socket to wake on, and the loop waits on both; an unconnected one is woken through its own port.
+    private readonly WakeSignal? _wake;
     private readonly List<Socket> _selectList = new(2);
     private readonly List<Socket> _errorList = new(1);
-    private readonly byte[] _wakeDrain = new byte[16];
     private int _sleeping;
     private volatile bool _stopping;
     private volatile bool _abandoning;
@@ -86,13 +86,9 @@ internal sealed class UdpDriver : IDisposable
         {
             // The loop's own wake-up serves every driver on it.
         }
-        else if (socket.Connected || sharedPort)
+        else if (_receiver.IsBatched || socket.Connected || sharedPort)
         {
-            _wakeReceiver = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-            _wakeReceiver.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            _wakeReceiver.Blocking = false;
-            _wakeSocket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-            _wakeTarget = ((IPEndPoint)_wakeReceiver.LocalEndPoint!).Serialize();
+            _wake = WakeSignal.Create(nativePoll: _receiver.IsBatched);
         }
         else
         {
@@ -214,6 +210,11 @@ internal sealed class UdpDriver : IDisposable
         }
         if (Interlocked.Exchange(ref _sleeping, 0) == 1 && !_stopping)
         {
+            if (_wake is not null)
+            {
+                _wake.Signal();
+                return;
+            }
             try
             {
                 _wakeSocket!.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget!);
@@ -266,7 +267,7 @@ internal sealed class UdpDriver : IDisposable
             {
                 // A timer already due must not starve the socket: look for datagrams without waiting then.
                 if (waitUs == 0) ZeroWaitSteps++;
-                readable = _wakeReceiver is null || waitUs == 0 ? _socket.Poll(waitUs, SelectMode.SelectRead) : WaitConnected(waitUs);
+                readable = _wake is null || waitUs == 0 ? _socket.Poll(waitUs, SelectMode.SelectRead) : WaitConnected(waitUs);
             }
             catch (Exception e) when (e is SocketException or ObjectDisposedException)
             {
@@ -370,11 +371,10 @@ internal sealed class UdpDriver : IDisposable
     {
         bool readable;
         bool wake;
-        if (_receiver.IsBatched)
+        if (_wake!.IsEventFd || _receiver.IsBatched)
         {
-            // Linux: one poll(2) on both sockets. Milliseconds truncated, as Socket.Select does: a timer due within the
-            // millisecond is then run by a zero wait.
-            if (!LinuxUdpInterop.WaitReadable(_socket.SafeHandle, _wakeReceiver!.SafeHandle, waitUs < 0 ? -1 : waitUs / 1000, out readable, out wake))
+            // Linux: one ppoll(2) on the socket and the wake-up descriptor, to the microsecond.
+            if (!LinuxUdpInterop.WaitReadable(_socket.SafeHandle, _wake!.Handle, waitUs, out readable, out wake))
             {
                 throw new SocketException((int)SocketError.SocketError);
             }
@@ -383,7 +383,7 @@ internal sealed class UdpDriver : IDisposable
         {
             _selectList.Clear();
             _selectList.Add(_socket);
-            _selectList.Add(_wakeReceiver!);
+            _selectList.Add(_wake!.Socket!);
             // A pending ICMP error (POLLERR) does not make the socket readable to Select: ask for errors too, then the
             // receive below fetches the error (ECONNREFUSED) and hands it to SocketErrorHandler.
             _errorList.Clear();
@@ -397,13 +397,7 @@ internal sealed class UdpDriver : IDisposable
                 else wake = true;
             }
         }
-        if (wake)
-        {
-            // The wake receiver is non-blocking: drain every queued wake-up without an exception or a size query.
-            while (_wakeReceiver!.Receive(_wakeDrain, 0, _wakeDrain.Length, SocketFlags.None, out SocketError error) >= 0 && error == SocketError.Success)
-            {
-            }
-        }
+        if (wake) _wake!.Drain(); // non-blocking: every queued wake-up, without an exception or a size query
         return readable;
     }
 
@@ -552,18 +546,25 @@ internal sealed class UdpDriver : IDisposable
             return;
         }
         Interlocked.Exchange(ref _sleeping, 1);
-        try
+        if (_wake is not null)
         {
-            _wakeSocket!.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget!);
+            _wake.Signal();
         }
-        catch (SocketException)
+        else
         {
+            try
+            {
+                _wakeSocket!.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget!);
+            }
+            catch (SocketException)
+            {
+            }
         }
         if (Volatile.Read(ref _started) == 1 && !IsDriverThread) _loopExited.Wait(TimeSpan.FromSeconds(5));
         if (Volatile.Read(ref _started) == 0) _receiver.Release(); // never started: no thread will release them
         _socket.Dispose();
-        _wakeSocket!.Dispose();
-        _wakeReceiver?.Dispose();
+        _wakeSocket?.Dispose();
+        _wake?.Dispose();
         // Work posted before the stop that the loop did not run, and any posted from now on, is abandoned.
         _abandoning = true;
         AbandonWork();

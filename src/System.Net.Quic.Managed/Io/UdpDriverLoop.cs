@@ -27,10 +27,7 @@ internal sealed class UdpDriverLoop
     private readonly List<UdpDriver> _drivers = new();
     private readonly ConcurrentQueue<UdpDriver> _attach = new();
     private readonly ConcurrentQueue<UdpDriver> _detach = new();
-    private readonly Socket _wakeReceiver;
-    private readonly Socket _wakeSender;
-    private readonly SocketAddress _wakeTarget;
-    private readonly byte[] _wakeDrain = new byte[16];
+    private readonly WakeSignal _wake;
     private readonly List<Socket> _readList = new();
     private readonly List<Socket> _errorList = new();
     private LinuxUdpInterop.PollFd[] _pollFds = new LinuxUdpInterop.PollFd[8];
@@ -42,11 +39,7 @@ internal sealed class UdpDriverLoop
 
     public UdpDriverLoop(string name)
     {
-        _wakeReceiver = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-        _wakeReceiver.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        _wakeReceiver.Blocking = false;
-        _wakeSender = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-        _wakeTarget = ((IPEndPoint)_wakeReceiver.LocalEndPoint!).Serialize();
+        _wake = WakeSignal.Create(_nativePoll);
         var thread = new Thread(Run) { IsBackground = true, Name = name };
         Thread = thread;
         thread.Start();
@@ -116,18 +109,7 @@ internal sealed class UdpDriverLoop
     public void Wake()
     {
         if (Interlocked.Exchange(ref _sleeping, 0) != 1) return;
-        try
-        {
-            _wakeSender.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget);
-        }
-        catch (SocketException)
-        {
-            // The loop also wakes on its timers; a lost wake-up only adds latency.
-        }
-        catch (ObjectDisposedException)
-        {
-            // The loop ended (no drivers left): nothing to wake.
-        }
+        _wake.Signal(); // after the loop ended (no drivers left) this is ignored
     }
 
     private void Run()
@@ -186,8 +168,7 @@ internal sealed class UdpDriverLoop
             if (Volatile.Read(ref _count) != 0 || !_attach.IsEmpty) return false;
             _exited = true;
         }
-        _wakeReceiver.Dispose();
-        _wakeSender.Dispose();
+        _wake.Dispose();
         return true;
     }
 
@@ -236,17 +217,16 @@ internal sealed class UdpDriverLoop
             {
                 if (_pollFds.Length < count + 1) _pollFds = new LinuxUdpInterop.PollFd[Math.Max(count + 1, _pollFds.Length * 2)];
                 Span<LinuxUdpInterop.PollFd> fds = _pollFds.AsSpan(0, count + 1);
-                fds[0] = new LinuxUdpInterop.PollFd { Fd = (int)_wakeReceiver.SafeHandle.DangerousGetHandle(), Events = LinuxUdpInterop.PollReadable };
+                fds[0] = new LinuxUdpInterop.PollFd { Fd = (int)_wake.Handle.DangerousGetHandle(), Events = LinuxUdpInterop.PollReadable };
                 for (int i = 0; i < count; i++)
                 {
                     // Only this thread closes a driver's socket (OnDetached), so the descriptor stays valid during the call.
                     fds[i + 1] = new LinuxUdpInterop.PollFd { Fd = (int)_drivers[i].Socket.SafeHandle.DangerousGetHandle(), Events = LinuxUdpInterop.PollReadable };
                 }
-                // Milliseconds truncated, as Socket.Select does: a timer due within the millisecond is then run by a zero wait.
-                int ready = LinuxUdpInterop.Poll(fds, waitUs < 0 ? -1 : waitUs / 1000);
+                int ready = LinuxUdpInterop.Poll(fds, waitUs);
                 if (ready > 0)
                 {
-                    if (LinuxUdpInterop.IsReady(fds[0])) DrainWakeUps();
+                    if (LinuxUdpInterop.IsReady(fds[0])) _wake.Drain();
                     for (int i = 0; i < count; i++)
                     {
                         if (LinuxUdpInterop.IsReady(fds[i + 1])) _drivers[i].ReceiveReady();
@@ -256,13 +236,13 @@ internal sealed class UdpDriverLoop
             }
             catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
             {
-                _nativePoll = false; // continue on the portable path for good
+                _nativePoll = false; // continue on the portable path for good (an eventfd needs libc too: never with one)
             }
         }
 
         _readList.Clear();
         _errorList.Clear();
-        _readList.Add(_wakeReceiver);
+        if (_wake.Socket is { } wakeSocket) _readList.Add(wakeSocket);
         for (int i = 0; i < count; i++)
         {
             _readList.Add(_drivers[i].Socket);
@@ -277,19 +257,11 @@ internal sealed class UdpDriverLoop
         {
             return;
         }
-        if (_readList.Contains(_wakeReceiver)) DrainWakeUps();
+        if (_wake.Socket is { } woken && _readList.Contains(woken)) _wake.Drain();
         for (int i = 0; i < count; i++)
         {
             Socket socket = _drivers[i].Socket;
             if (_readList.Contains(socket) || _errorList.Contains(socket)) _drivers[i].ReceiveReady();
-        }
-    }
-
-    private void DrainWakeUps()
-    {
-        // Non-blocking: take every queued wake-up without an exception or a size query.
-        while (_wakeReceiver.Receive(_wakeDrain, 0, _wakeDrain.Length, SocketFlags.None, out SocketError error) >= 0 && error == SocketError.Success)
-        {
         }
     }
 }

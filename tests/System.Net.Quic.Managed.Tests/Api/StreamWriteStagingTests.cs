@@ -1,0 +1,130 @@
+using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
+
+namespace System.Net.Quic.Managed.Tests.Api;
+
+/// <summary>
+/// A small managed WriteAsync is staged on the caller's thread and completes at once (no wait for the driver thread);
+/// what that could break: order between staged and large writes, the FIN after staged bytes, and bytes still staged
+/// when the stream is disposed while the core's send buffer is full.
+/// </summary>
+public class StreamWriteStagingTests
+{
+    private static byte Pattern(long offset) => (byte)(offset * 7 + (offset >> 11));
+
+    private static byte[] Slice(long offset, int length)
+    {
+        byte[] data = new byte[length];
+        for (int i = 0; i < length; i++) data[i] = Pattern(offset + i);
+        return data;
+    }
+
+    /// <summary>Reads to the FIN checking the pattern from stream offset <paramref name="start"/>; returns the count.</summary>
+    private static async Task<long> ReadAndCheckToEndAsync(QuicStream stream, CancellationToken ct, long start = 0)
+    {
+        byte[] buffer = new byte[32 * 1024];
+        long total = 0;
+        int n;
+        while ((n = await stream.ReadAsync(buffer, ct)) > 0)
+        {
+            for (int i = 0; i < n; i++)
+            {
+                if (buffer[i] != Pattern(start + total + i)) throw new Xunit.Sdk.XunitException($"byte {start + total + i} differs");
+            }
+            total += n;
+        }
+        return total;
+    }
+
+    [Fact]
+    public async Task SmallWritesCompleteSynchronouslyAndArriveInOrder()
+    {
+        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
+        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
+        await using (client)
+        await using (server)
+        {
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+            await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token);
+            long offset = 0;
+            int synchronous = 0;
+            for (int i = 0; i < 100; i++)
+            {
+                ValueTask write = outbound.WriteAsync(Slice(offset, 100), completeWrites: i == 99, timeout.Token);
+                if (write.IsCompletedSuccessfully) synchronous++;
+                await write;
+                offset += 100;
+            }
+            // 10,000 bytes fit in the stage whatever the driver does meanwhile: none waits for the driver thread.
+            Assert.Equal(100, synchronous);
+            await using QuicStream inbound = await server.AcceptInboundStreamAsync(timeout.Token);
+            Assert.Equal(offset, await ReadAndCheckToEndAsync(inbound, timeout.Token));
+            await outbound.WritesClosed.WaitAsync(timeout.Token);
+        }
+    }
+
+    [Fact]
+    public async Task StagedAndLargeWritesInterleavedKeepTheirOrder()
+    {
+        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
+        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
+        await using (client)
+        await using (server)
+        {
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+            await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token);
+            await outbound.WriteAsync(Slice(0, 1), timeout.Token);
+            await using QuicStream inbound = await server.AcceptInboundStreamAsync(timeout.Token);
+            Task<long> reader = ReadAndCheckToEndAsync(inbound, timeout.Token);
+            var random = new Random(1234);
+            long offset = 1;
+            for (int i = 0; i < 300; i++)
+            {
+                // Sizes on both sides of the stage's capacity, and runs of small ones that fill it.
+                int size = (i % 7) switch
+                {
+                    0 => random.Next(16 * 1024 + 1, 100 * 1024),
+                    1 => 16 * 1024,
+                    _ => random.Next(1, 6000),
+                };
+                await outbound.WriteAsync(Slice(offset, size), timeout.Token);
+                offset += size;
+            }
+            outbound.CompleteWrites(); // the FIN must follow whatever is still staged
+            Assert.Equal(offset, await reader);
+            await outbound.WritesClosed.WaitAsync(timeout.Token);
+        }
+    }
+
+    [Fact]
+    public async Task BytesStagedBehindAFullSendBufferAreDeliveredWhenTheStreamIsDisposed()
+    {
+        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
+        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
+        await using (client)
+        await using (server)
+        {
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+            QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token);
+            await outbound.WriteAsync(Slice(0, 1), timeout.Token);
+            await using QuicStream inbound = await server.AcceptInboundStreamAsync(timeout.Token);
+            Assert.Equal(1, await inbound.ReadAsync(new byte[1], timeout.Token));
+            // The peer reads nothing more: its 64 KiB window stops the sender, whose 1 MiB send buffer fills with large
+            // writes; the small writes after them wait in the stage, and the disposal's FIN waits behind them.
+            long offset = 1;
+            for (int i = 0; i < 17; i++)
+            {
+                await outbound.WriteAsync(Slice(offset, 64 * 1024), timeout.Token);
+                offset += 64 * 1024;
+            }
+            for (int i = 0; i < 10; i++)
+            {
+                await outbound.WriteAsync(Slice(offset, 1000), timeout.Token);
+                offset += 1000;
+            }
+            ValueTask disposal = outbound.DisposeAsync();
+            long total = await ReadAndCheckToEndAsync(inbound, timeout.Token, start: 1);
+            Assert.Equal(offset - 1, total);
+            await disposal.AsTask().WaitAsync(timeout.Token);
+        }
+    }
+}
