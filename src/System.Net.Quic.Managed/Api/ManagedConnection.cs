@@ -297,6 +297,10 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
                 bool unidirectional = (e.StreamId & 2) != 0;
                 var stream = new ManagedStream(this, e.StreamId, unidirectional ? QuicStreamType.Unidirectional : QuicStreamType.Bidirectional, canRead: true, canWrite: !unidirectional);
                 _streams[e.StreamId] = stream;
+                // What arrived with the opening frames moves into the stream's buffer before the application sees the
+                // stream (its StreamReadable event comes later in this batch): the first ReadAsync then completes
+                // synchronously instead of waiting for another turn of the driver and a thread-pool hop.
+                stream.OnReadable();
                 _inbound.Writer.TryWrite(new QuicStream(stream));
                 break;
             }
