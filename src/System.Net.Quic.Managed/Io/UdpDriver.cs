@@ -373,8 +373,8 @@ internal sealed class UdpDriver : IDisposable
         bool wake;
         if (_wake!.IsEventFd || _receiver.IsBatched)
         {
-            // Linux: one ppoll(2) on the socket and the wake-up descriptor, to the microsecond.
-            if (!LinuxUdpInterop.WaitReadable(_socket.SafeHandle, _wake!.Handle, waitUs, out readable, out wake))
+            // Linux: one ppoll(2) on the socket and the wake-up descriptor (see WakeSignal.PollTimeoutUs).
+            if (!LinuxUdpInterop.WaitReadable(_socket.SafeHandle, _wake!.Handle, WakeSignal.PollTimeoutUs(waitUs), out readable, out wake))
             {
                 throw new SocketException((int)SocketError.SocketError);
             }

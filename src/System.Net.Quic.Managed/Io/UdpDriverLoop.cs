@@ -223,7 +223,7 @@ internal sealed class UdpDriverLoop
                     // Only this thread closes a driver's socket (OnDetached), so the descriptor stays valid during the call.
                     fds[i + 1] = new LinuxUdpInterop.PollFd { Fd = (int)_drivers[i].Socket.SafeHandle.DangerousGetHandle(), Events = LinuxUdpInterop.PollReadable };
                 }
-                int ready = LinuxUdpInterop.Poll(fds, waitUs);
+                int ready = LinuxUdpInterop.Poll(fds, WakeSignal.PollTimeoutUs(waitUs));
                 if (ready > 0)
                 {
                     if (LinuxUdpInterop.IsReady(fds[0])) _wake.Drain();

@@ -25,6 +25,15 @@ internal sealed class WakeSignal : IDisposable
         _target = target;
     }
 
+    /// <summary>
+    /// The timeout a driver passes to the native poll for a timer due in <paramref name="waitUs"/> microseconds: within a
+    /// millisecond it does not sleep (0: look and come back), beyond that it sleeps to the microsecond. A sleep costs a
+    /// wake-up latency plus the kernel's timer slack (about 50-60 us here), which would cap a paced sender at one burst
+    /// per sleep (10 datagrams per ~60 us is ~1.9 Gbit/s); a millisecond-truncated poll spun through every timer due
+    /// within the next millisecond instead, an ACK delay or loss timer included.
+    /// </summary>
+    public static int PollTimeoutUs(int waitUs) => waitUs < 0 ? -1 : waitUs < 1000 ? 0 : waitUs;
+
     /// <summary>An eventfd when <paramref name="nativePoll"/> (the waiter uses <see cref="LinuxUdpInterop.Poll"/>) and the
     /// kernel has one; otherwise a loopback socket pair.</summary>
     public static WakeSignal Create(bool nativePoll)
