@@ -257,10 +257,14 @@ internal sealed partial class Connection
             PacketNumberSpace.Handshake => EncryptionLevel.Handshake,
             _ => EncryptionLevel.OneRtt,
         };
+        if (buffer.ReadableBytes == 0) return TransportErrorCode.NoError;
+        // On the stack, not a 4 KiB array per connection: CRYPTO data is read a few times per connection (TLS copies
+        // what it keeps of a partial message).
+        Span<byte> chunk = stackalloc byte[4096];
         while (buffer.ReadableBytes > 0)
         {
-            int n = buffer.Read(_cryptoReadBuffer);
-            error = _tls.Process(level, _cryptoReadBuffer.AsSpan(0, n), nowUs, out reason);
+            int n = buffer.Read(chunk);
+            error = _tls.Process(level, chunk[..n], nowUs, out reason);
             if (error != TransportErrorCode.NoError) return error;
         }
         return TransportErrorCode.NoError;

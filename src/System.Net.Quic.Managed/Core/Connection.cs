@@ -34,7 +34,6 @@ internal sealed partial class Connection : IDisposable
     private readonly HashSet<long> _readablePending = new();
     private readonly HashSet<long> _writablePending = new();
     private readonly Queue<ulong> _pathResponses = new();
-    private readonly byte[] _cryptoReadBuffer = new byte[4096];
     private readonly TransportParameters _localParameters;
 
     private AntiAmplificationLimit _amplification;

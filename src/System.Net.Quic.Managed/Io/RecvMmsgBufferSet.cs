@@ -1,31 +1,27 @@
-using System.Collections.Concurrent;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
-using System.Threading;
 using static System.Net.Quic.Managed.Io.LinuxUdpInterop;
 
 namespace System.Net.Quic.Managed.Io;
 
 /// <summary>
 /// The memory one recvmmsg call fills: message buffers, iovecs, address and control space, and the mmsghdr array pointing
-/// at them, all on the pinned object heap so the pointers stay valid without pinning per call. Sets are pooled: a client
-/// opens a socket (and a driver) per connection, and pinned-heap arrays are only collected with gen 2, so renting instead
-/// of allocating keeps handshake-heavy workloads from piling up 256 KiB per short-lived connection.
+/// at them, all on the pinned object heap so the pointers stay valid without pinning per call. One set per thread and
+/// shape, shared by every socket that thread receives on: a driver consumes a batch (the core copies what it keeps, a
+/// datagram handed to another worker is copied) before its thread's next receive call, so sockets never need their own.
+/// A client process with hundreds of connections on a few loop threads then holds a few sets instead of 256 KiB per
+/// connection, and short-lived connections allocate none.
 /// </summary>
 internal sealed unsafe class RecvMmsgBufferSet
 {
     public const int NameSize = 128; // sizeof(struct sockaddr_storage)
     public const int ControlSize = 64; // room for CMSG_SPACE(sizeof(int)) with margin
 
-    /// <summary>
-    /// Sets kept for reuse per kind; more returned than this are left to the GC. Each client connection has its own
-    /// socket and set: with 8, a burst of 16 concurrent connects allocated (pinned) about half of them anew, ~256 KB
-    /// each. 32 keeps such bursts allocation-free for at most ~8 MB per kind held after the connections are gone.
-    /// </summary>
-    private const int MaxPooledPerKind = 32;
+    [ThreadStatic]
+    private static RecvMmsgBufferSet? t_coalescing;
 
-    private static readonly ConcurrentQueue<RecvMmsgBufferSet>[] s_pools = [new(), new()];
-    private static readonly int[] s_pooledCounts = new int[2];
+    [ThreadStatic]
+    private static RecvMmsgBufferSet? t_single;
 
     private readonly byte[] _data;
     private readonly byte[] _names;
@@ -74,23 +70,14 @@ internal sealed unsafe class RecvMmsgBufferSet
 
     public ReadOnlySpan<byte> Control(int index, int length) => _control.AsSpan(index * ControlSize, length);
 
-    /// <summary>A pooled set of this shape, or a new one.</summary>
-    public static RecvMmsgBufferSet Rent(int slots, int slotSize, bool coalescing)
+    /// <summary>The calling thread's set of this shape (created on its first receive).</summary>
+    public static RecvMmsgBufferSet ForCurrentThread(int slots, int slotSize, bool coalescing)
     {
-        int kind = coalescing ? 1 : 0;
-        if (s_pools[kind].TryDequeue(out RecvMmsgBufferSet? set))
-        {
-            Interlocked.Decrement(ref s_pooledCounts[kind]);
-            if (set.Slots == slots && set.SlotSize == slotSize) return set;
-        }
-        return new RecvMmsgBufferSet(slots, slotSize);
-    }
-
-    /// <summary>Gives the set back; the caller must not touch it (or hand its pointers to the kernel) afterwards.</summary>
-    public static void Return(RecvMmsgBufferSet set, bool coalescing)
-    {
-        int kind = coalescing ? 1 : 0;
-        if (Interlocked.Increment(ref s_pooledCounts[kind]) <= MaxPooledPerKind) s_pools[kind].Enqueue(set);
-        else Interlocked.Decrement(ref s_pooledCounts[kind]);
+        RecvMmsgBufferSet? set = coalescing ? t_coalescing : t_single;
+        if (set is not null && set.Slots == slots && set.SlotSize == slotSize) return set;
+        set = new RecvMmsgBufferSet(slots, slotSize);
+        if (coalescing) t_coalescing = set;
+        else t_single = set;
+        return set;
     }
 }

@@ -10,13 +10,14 @@ namespace System.Net.Quic.Managed.Io;
 /// Linux receive path: one recvmmsg(2) call (MSG_DONTWAIT) fills up to <see cref="Capacity"/> messages. With UDP_GRO
 /// (Linux 5.0+) the kernel also coalesces consecutive same-size datagrams of one flow into one message and reports the
 /// segment size in a cmsg; on loopback a GSO send from the peer then arrives whole, one message for up to 64 datagrams.
-/// Buffers, iovecs, names, control space and headers come from <see cref="RecvMmsgBufferSet"/> (pinned object heap, pooled).
+/// Buffers, iovecs, names, control space and headers come from <see cref="RecvMmsgBufferSet"/> (pinned object heap, one set
+/// per receiving thread).
 /// </summary>
 internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
 {
     /// <summary>
     /// A coalesced message is at most one maximal UDP payload (the kernel stops GRO at 64 KiB). Four of them hold some 200
-    /// full-size datagrams, more than the driver takes per wake-up, for 256 KiB per socket.
+    /// full-size datagrams, more than the driver takes per wake-up, for 256 KiB per receiving thread.
     /// </summary>
     private const int CoalescingSlotSize = 65_536;
     private const int CoalescingSlots = 4;
@@ -29,16 +30,14 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
     private const int SingleSlots = 32;
 
     private readonly SafeHandle _socket;
-    private RecvMmsgBufferSet? _buffers;
+    private RecvMmsgBufferSet? _buffers; // the receiving thread's set, from the last Receive call
+    private int _released;
     private int _received;
 
     private RecvMmsgUdpReceiver(SafeHandle socket, bool coalescing)
     {
         _socket = socket;
         IsCoalescing = coalescing;
-        _buffers = coalescing
-            ? RecvMmsgBufferSet.Rent(CoalescingSlots, CoalescingSlotSize, coalescing: true)
-            : RecvMmsgBufferSet.Rent(SingleSlots, SingleSlotSize, coalescing: false);
     }
 
     /// <summary>
@@ -71,7 +70,11 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
     {
         error = SocketError.Success;
         _received = 0;
-        RecvMmsgBufferSet buffers = _buffers ?? throw new ObjectDisposedException(nameof(RecvMmsgUdpReceiver));
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _released) != 0, this);
+        RecvMmsgBufferSet buffers = IsCoalescing
+            ? RecvMmsgBufferSet.ForCurrentThread(CoalescingSlots, CoalescingSlotSize, coalescing: true)
+            : RecvMmsgBufferSet.ForCurrentThread(SingleSlots, SingleSlotSize, coalescing: false);
+        _buffers = buffers;
         MMsgHdr* messages = buffers.Messages;
         for (int i = 0; i < buffers.Slots; i++)
         {
@@ -118,14 +121,12 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
         return true;
     }
 
-    /// <summary>Returns the buffers to the pool; called once no receive can run any more (the driver thread ended or never started).</summary>
+    /// <summary>No receive runs any more (the driver thread ended or never started): the thread's buffers are not ours.</summary>
     public override void Release()
     {
-        if (Interlocked.Exchange(ref _buffers, null) is { } buffers)
-        {
-            _received = 0;
-            RecvMmsgBufferSet.Return(buffers, IsCoalescing);
-        }
+        Volatile.Write(ref _released, 1);
+        _buffers = null;
+        _received = 0;
     }
 
     /// <summary>Turns UDP_GRO off again, before the driver hands the socket to the portable receiver (which cannot split).</summary>

@@ -22,7 +22,9 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
         [
             new SentPacketTracker<TMeta>(PacketNumberSpace.Initial, 16),
             new SentPacketTracker<TMeta>(PacketNumberSpace.Handshake, 16),
-            new SentPacketTracker<TMeta>(PacketNumberSpace.ApplicationData, 256),
+            // Grows by doubling with the window: a short connection (a handshake and a request) needs a few dozen entries,
+            // and 256 up front was 12 KiB per connection end.
+            new SentPacketTracker<TMeta>(PacketNumberSpace.ApplicationData, 32),
         ];
     }
 

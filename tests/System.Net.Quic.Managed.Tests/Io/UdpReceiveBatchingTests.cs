@@ -81,6 +81,46 @@ public class UdpReceiveBatchingTests
         Assert.False(portable.CoalescedReceive);
     }
 
+    [SkippableFact]
+    public void SocketsReceivedOnOneThreadShareItsBuffersAndEachGetsItsOwnDatagrams()
+    {
+        Skip.IfNot(LinuxBatchingExpected, "recvmmsg is the Linux path (and configuration did not disable it)");
+        using Socket first = UdpSocketFactory.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        using Socket second = UdpSocketFactory.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        using var sender = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+        RecvMmsgUdpReceiver a = RecvMmsgUdpReceiver.TryCreate(first, enableCoalescing: false)!;
+        RecvMmsgUdpReceiver b = RecvMmsgUdpReceiver.TryCreate(second, enableCoalescing: false)!;
+        Assert.NotNull(a);
+        Assert.NotNull(b);
+        for (int round = 0; round < 20; round++)
+        {
+            sender.SendTo(new byte[] { 1, (byte)round, 1 }, first.LocalEndPoint!);
+            sender.SendTo(new byte[] { 2, (byte)round, 2, 2 }, second.LocalEndPoint!);
+            Assert.Equal([1, (byte)round, 1], ReceiveOne(a));
+            Assert.Equal([2, (byte)round, 2, 2], ReceiveOne(b));
+        }
+        // One set for the thread, whichever socket it receives on: no 128-256 KiB of pinned buffers per socket.
+        Assert.Same(RecvMmsgBufferSet.ForCurrentThread(32, UdpReceiver.MaxReceivableDatagram, coalescing: false),
+            RecvMmsgBufferSet.ForCurrentThread(32, UdpReceiver.MaxReceivableDatagram, coalescing: false));
+        a.Release();
+        Assert.Throws<ObjectDisposedException>(() => a.Receive(knownReadable: true, out _));
+
+        static byte[] ReceiveOne(RecvMmsgUdpReceiver receiver)
+        {
+            for (int attempt = 0; attempt < 500; attempt++)
+            {
+                if (receiver.Receive(knownReadable: true, out SocketError error) > 0)
+                {
+                    Assert.Equal(SocketError.Success, error);
+                    Assert.True(receiver.TryGetMessage(0, out Span<byte> data, out _, out _, out _));
+                    return data.ToArray();
+                }
+                Thread.Sleep(2);
+            }
+            throw new Xunit.Sdk.XunitException("no datagram");
+        }
+    }
+
     [Fact]
     public void TheAppContextSwitchSelectsThePortablePath()
     {
