@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 
 namespace System.Net.Quic.Managed.Crypto;
@@ -42,6 +43,7 @@ internal sealed class AesHeaderProtectionKey : HeaderProtectionKey
         _encryptor = _aes.CreateEncryptor();
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public override void ComputeMask(ReadOnlySpan<byte> sample, Span<byte> mask)
     {
         if (sample.Length != SampleLength) throw new ArgumentException("Sample must be 16 bytes.", nameof(sample));

@@ -32,6 +32,7 @@ internal sealed class AesNiBlockEncryptor
     public static bool IsSupported => System.Runtime.Intrinsics.X86.Aes.IsSupported && Sse2.IsSupported;
 
     /// <summary>Encrypts one 16-byte block.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void EncryptBlock(ReadOnlySpan<byte> input, Span<byte> output)
     {
         Vector128<byte>[] keys = _roundKeys;

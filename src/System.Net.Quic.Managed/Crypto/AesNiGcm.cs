@@ -60,6 +60,7 @@ internal sealed class AesNiGcm
     /// Encrypts <paramref name="plaintext"/> into <paramref name="ciphertext"/> (same length; the same memory is allowed,
     /// partial overlap is not) and writes the tag over <paramref name="associatedData"/> and the ciphertext.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void Encrypt(ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext, Span<byte> tag, ReadOnlySpan<byte> associatedData)
     {
         CheckArguments(nonce, plaintext.Length, ciphertext.Length, tag.Length);
@@ -74,6 +75,7 @@ internal sealed class AesNiGcm
     /// <paramref name="plaintext"/> (same memory allowed). Returns false when the tag does not match; the plaintext is then
     /// cleared.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public bool TryDecrypt(ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> tag, Span<byte> plaintext, ReadOnlySpan<byte> associatedData)
     {
         CheckArguments(nonce, ciphertext.Length, plaintext.Length, tag.Length);
@@ -118,6 +120,7 @@ internal sealed class AesNiGcm
     private static Vector128<byte> WithCounter(Vector128<byte> j0, uint counter) =>
         j0.AsUInt32().WithElement(3, BinaryPrimitives.ReverseEndianness(counter)).AsByte();
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private Vector128<ulong> HashAssociatedData(ReadOnlySpan<byte> data)
     {
         Vector128<ulong> x = Vector128<ulong>.Zero;
@@ -131,6 +134,7 @@ internal sealed class AesNiGcm
         return x;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private Vector128<byte> ComputeTag(Vector128<byte> j0, Vector128<ulong> x, int associatedDataLength, int dataLength)
     {
         // SP 800-38D §7.1 step 5: the last GHASH block is len(A) || len(C) in bits, each 64-bit big-endian.
@@ -140,6 +144,7 @@ internal sealed class AesNiGcm
     }
 
     /// <summary>Counter-mode AES from counter 2 over <paramref name="input"/>, hashing the ciphertext into <paramref name="x"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private Vector128<ulong> Crypt(Vector128<byte> j0, ReadOnlySpan<byte> input, Span<byte> output, Vector128<ulong> x, bool encrypting)
     {
         Vector128<byte>[] k = _roundKeys;

@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using System.Numerics;
+using System.Runtime.CompilerServices;
 
 namespace System.Net.Quic.Managed.Crypto;
 
@@ -17,6 +18,7 @@ internal static class ChaCha20Block
     /// <summary>
     /// Writes chacha20_block(key, counter, nonce) (64 bytes) into <paramref name="output"/>. Does not allocate.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public static void Compute(ReadOnlySpan<byte> key, uint counter, ReadOnlySpan<byte> nonce, Span<byte> output)
     {
         if (key.Length != KeySize) throw new ArgumentException("ChaCha20 key must be 32 bytes.", nameof(key));
@@ -80,6 +82,7 @@ internal static class ChaCha20Block
     /// <paramref name="initialCounter"/>. Encryption and decryption are the same operation.
     /// <paramref name="output"/> may be the same memory as <paramref name="input"/>.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public static void Xor(ReadOnlySpan<byte> key, uint initialCounter, ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> input, Span<byte> output)
     {
         if (output.Length < input.Length) throw new ArgumentException("Output is shorter than input.", nameof(output));

@@ -104,6 +104,7 @@ internal struct Curve25519FieldElement
     }
 
     /// <summary>a · b mod p (limbs of a and b below 2^54; output reduced).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public static Curve25519FieldElement Multiply(in Curve25519FieldElement a, in Curve25519FieldElement b)
     {
         ulong a0 = a.L0, a1 = a.L1, a2 = a.L2, a3 = a.L3, a4 = a.L4;
@@ -146,6 +147,7 @@ internal struct Curve25519FieldElement
     }
 
     /// <summary>a² mod p (limbs below 2^54; output reduced).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public static Curve25519FieldElement Square(in Curve25519FieldElement a)
     {
         ulong a0 = a.L0, a1 = a.L1, a2 = a.L2, a3 = a.L3, a4 = a.L4;

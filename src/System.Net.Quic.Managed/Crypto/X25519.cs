@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 
 namespace System.Net.Quic.Managed.Crypto;
@@ -17,6 +18,7 @@ internal static class X25519
 
     /// <summary>X25519(scalar, u): writes the 32-byte result into <paramref name="result"/>. Clamps the scalar per RFC 7748 §5.</summary>
     /// <exception cref="ArgumentException">A span is not exactly <see cref="KeySize"/> bytes (a caller bug, not peer input).</exception>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public static void ScalarMult(ReadOnlySpan<byte> scalar, ReadOnlySpan<byte> uCoordinate, Span<byte> result)
     {
         if (scalar.Length != KeySize)
