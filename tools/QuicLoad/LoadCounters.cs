@@ -10,6 +10,11 @@ public sealed class LoadCounters
     private readonly ConcurrentDictionary<string, int> _failureKinds = new();
     private readonly ConcurrentQueue<string> _messages = new();
     private readonly ConcurrentBag<double> _handshakeMs = [];
+    // Stream latencies: a bounded uniform sample (reservoir) so a soak of millions of streams keeps 64K doubles.
+    private const int MaxStreamSamples = 1 << 16;
+    private readonly double[] _streamMs = new double[MaxStreamSamples];
+    private long _streamSamplesSeen;
+    private bool _sampleStreams;
     private long _connections;
     private long _streams;
     private long _bytes;
@@ -44,10 +49,38 @@ public sealed class LoadCounters
         _handshakeMs.Add(handshakeMs);
     }
 
-    public void StreamDone(long bytes)
+    public void StreamDone(long bytes, double milliseconds)
     {
         Interlocked.Increment(ref _streams);
         Interlocked.Add(ref _bytes, bytes);
+        if (!Volatile.Read(ref _sampleStreams)) return;
+        lock (_streamMs)
+        {
+            long seen = _streamSamplesSeen++;
+            if (seen < MaxStreamSamples) _streamMs[seen] = milliseconds;
+            else if (Random.Shared.NextInt64(seen + 1) is var slot && slot < MaxStreamSamples) _streamMs[slot] = milliseconds;
+        }
+    }
+
+    /// <summary>From now on (the timed window) stream latencies are sampled; earlier ones are forgotten.</summary>
+    public void StartStreamSampling()
+    {
+        lock (_streamMs)
+        {
+            _streamSamplesSeen = 0;
+        }
+        Volatile.Write(ref _sampleStreams, true);
+    }
+
+    /// <summary>The sampled stream latencies (request written to response complete, ms), sorted.</summary>
+    public double[] SortedStreamMilliseconds()
+    {
+        lock (_streamMs)
+        {
+            double[] copy = _streamMs.AsSpan(0, (int)Math.Min(_streamSamplesSeen, MaxStreamSamples)).ToArray();
+            Array.Sort(copy);
+            return copy;
+        }
     }
 
     public void Failure(string operation, Exception e)

@@ -176,6 +176,7 @@ public sealed class LoadRun
     {
         QuicConnection?[] connections = await Task.WhenAll(Enumerable.Range(0, _options.Count).Select(_ => ConnectAsync(run))).ConfigureAwait(false);
         _timedStreamsStart = _counters.Streams;
+        _counters.StartStreamSampling();
         _timedStart = _clock.Elapsed.TotalSeconds;
         double end = _timedStart + _options.DurationSeconds;
         await Task.WhenAll(connections.OfType<QuicConnection>().SelectMany(c => Enumerable.Range(0, _options.Parallel).Select(async _ =>
@@ -279,11 +280,12 @@ public sealed class LoadRun
         timeout.CancelAfter(OperationTimeout);
         try
         {
+            long started = Stopwatch.GetTimestamp();
             QuicStream stream = await connection.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token).ConfigureAwait(false);
             await using (stream.ConfigureAwait(false))
             {
                 long received = await LoadProtocol.RequestAsync(stream, _options.RequestSize, responseSize, timeout.Token).ConfigureAwait(false);
-                _counters.StreamDone(received + _options.RequestSize);
+                _counters.StreamDone(received + _options.RequestSize, Stopwatch.GetElapsedTime(started).TotalMilliseconds);
             }
 
             return true;
@@ -354,6 +356,7 @@ public sealed class LoadRun
         ResourceSample first = _samples.Find(s => s.Seconds >= warmup) ?? _samples[^1];
         ResourceSample last = _samples[^1];
         double[] handshakes = [.. _counters.HandshakeMilliseconds.Order()];
+        double[] streamLatencies = _counters.SortedStreamMilliseconds();
         long failures = _counters.Failures + _counters.ServerFailures;
         bool timed = _options.Mode is LoadMode.Connections or LoadMode.Handshakes;
         int socketsLeft = Sockets() - _baselineSockets;
@@ -376,6 +379,8 @@ public sealed class LoadRun
             HandshakeP50Ms = Percentile(handshakes, 0.50),
             HandshakeP99Ms = Percentile(handshakes, 0.99),
             HandshakeMaxMs = handshakes.Length == 0 ? 0 : handshakes[^1],
+            StreamP50Ms = Percentile(streamLatencies, 0.50),
+            StreamP99Ms = Percentile(streamLatencies, 0.99),
             ClientFailures = _counters.Failures,
             ServerFailures = _counters.ServerFailures,
             FailureKinds = new Dictionary<string, int>(_counters.FailureKinds),
@@ -408,6 +413,11 @@ public sealed class LoadRun
         else
         {
             o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  handshakes/s: {result.ConnectionsPerSecond:0.0} ({_counters.Connections - _timedConnectionsStart} connections set up and closed in {rateSeconds:0.0} s, {_options.Parallel} at a time)"));
+        }
+
+        if (streamLatencies.Length > 0)
+        {
+            o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  stream ms (open to response complete, timed window): p50 {result.StreamP50Ms:0.000}, p99 {result.StreamP99Ms:0.000}"));
         }
 
         if (handshakes.Length > 0)
@@ -502,6 +512,11 @@ public sealed class LoadResult
     public double HandshakeP99Ms { get; init; }
 
     public double HandshakeMaxMs { get; init; }
+
+    /// <summary>Median and 99th percentile of a stream's time from open to its complete response (timed window only).</summary>
+    public double StreamP50Ms { get; init; }
+
+    public double StreamP99Ms { get; init; }
 
     public long ClientFailures { get; init; }
 
