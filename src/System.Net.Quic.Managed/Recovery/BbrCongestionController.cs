@@ -358,13 +358,16 @@ internal sealed class BbrCongestionController : IRateSamplingCongestionControlle
             return;
         }
 
-        // Entering loss recovery (draft §4.6.4.4): save the window, then conserve packets for one round.
+        // A new RFC 9002 recovery period. BBR's loss recovery (draft §4.6.4.4, TCP's fast recovery episode) lasts until
+        // a packet sent after the latest period started is acknowledged: only its start saves the window and conserves
+        // packets for one round, so losses that keep coming (random loss) do not clamp the window again and again.
         RecoveryStartTimeUs = nowUs;
-        if (!_inLossRecovery)
+        if (_inLossRecovery)
         {
-            _priorCwnd = SaveCwnd();
+            return;
         }
 
+        _priorCwnd = SaveCwnd();
         _inLossRecovery = true;
         _cwnd = Math.Max(BytesInFlight + MaxDatagramSize, _minPipeCwnd);
         _packetConservation = true;
@@ -724,7 +727,7 @@ internal sealed class BbrCongestionController : IRateSamplingCongestionControlle
 
                 break;
             case BbrState.ProbeBwUp:
-                if (HasElapsedInPhase(_minRttUs, nowUs) && BytesInFlight > Inflight(_maxBw, ProbeBwUpPacingGain))
+                if (CheckTimeToGoDown(priorBytesInFlight))
                 {
                     StartProbeBwDown(nowUs);
                 }
@@ -732,6 +735,25 @@ internal sealed class BbrCongestionController : IRateSamplingCongestionControlle
                 break;
         }
     }
+
+    /// <summary>BBRCheckTimeToGoDown: the probe is over when the delivery rate stopped growing (three rounds without
+    /// 25 % more); while inflight_hi is what limits it, the growth check restarts from the current rate.</summary>
+    private bool CheckTimeToGoDown(long priorBytesInFlight)
+    {
+        if (IsCwndLimited(priorBytesInFlight) && _cwnd >= _inflightHi)
+        {
+            ResetFullBw();
+            _fullBw = _rsDeliveryRate;
+        }
+        else if (_fullBwNow)
+        {
+            return true;
+        }
+
+        return false;
+    }
+
+    private bool IsCwndLimited(long priorBytesInFlight) => priorBytesInFlight + 3L * MaxDatagramSize >= _cwnd;
 
     private bool HasElapsedInPhase(long intervalUs, long nowUs) => intervalUs != Infinite && nowUs > _cycleStampUs + intervalUs;
 
@@ -774,7 +796,9 @@ internal sealed class BbrCongestionController : IRateSamplingCongestionControlle
 
         if (_ackPhase == AckPhase.ProbeStopping && _roundStart)
         {
-            // A new cycle starts a new slot of the max-bandwidth filter.
+            // The samples of the bandwidth probe are in: a new cycle starts a new slot of the max-bandwidth filter.
+            _bwProbeSamples = false;
+            _ackPhase = AckPhase.Init;
             if (IsInProbeBwState && !_rsIsAppLimited)
             {
                 AdvanceMaxBwFilter();
@@ -858,8 +882,7 @@ internal sealed class BbrCongestionController : IRateSamplingCongestionControlle
 
     private void ProbeInflightHiUpward(long priorBytesInFlight)
     {
-        bool cwndLimited = priorBytesInFlight + 3L * MaxDatagramSize >= _cwnd;
-        if (!cwndLimited || _cwnd < _inflightHi)
+        if (!IsCwndLimited(priorBytesInFlight) || _cwnd < _inflightHi)
         {
             return;
         }
