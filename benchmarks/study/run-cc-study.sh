@@ -5,8 +5,8 @@
 # run-study.sh: 25 ms one-way delay (50 ms RTT), 100 Mbit/s bottleneck per direction, 512 KiB drop-tail queue,
 # 0/1/5 % random loss in both directions (seeded). Each repetition is a fresh connection downloading SIZE bytes.
 # Usage: run-cc-study.sh [output-dir]   (default benchmarks/study/results-cc). Requires root. Cleans up on any exit.
-# Environment: LOSSES (percent), REPS, SIZE (bytes), DELAY_MS (one-way), TIMEOUT_S, QUIC_CCS, TCP_CCS override the defaults.
-# Output: results.csv (client timings, protocol column quic-managed-<cc> / tcp-tls-<cc>), quic-stats.csv (server-side
+# Environment: SKIP_BUILD=1 uses the LinkEmulator already built; LOSSES (percent), REPS, SIZE (bytes), DELAY_MS (one-way), TIMEOUT_S, QUIC_CCS, TCP_CCS override the defaults.
+# Output: results.csv (client timings, protocol column quic-managed-<cc> / tcp-tls-<cc>), quic-stats-l<loss>-<cc>.csv (server-side
 # QuicConnectionStatistics per connection), run-info.txt; then make-cc-report.py writes docs/study-cc.md.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -23,7 +23,7 @@ QUEUE_KB="${QUEUE_KB:-512}"
 QUIC_CCS="${QUIC_CCS:-newreno cubic bbr}"
 TCP_CCS="${TCP_CCS:-cubic bbr}"
 
-dotnet build -c Release "$ROOT/tools/LinkEmulator" -v q -nologo >/dev/null
+[[ "${SKIP_BUILD:-0}" == 1 ]] || dotnet build -c Release "$ROOT/tools/LinkEmulator" -v q -nologo >/dev/null
 EMU_DLL="$ROOT/tools/LinkEmulator/bin/Release/net10.0/LinkEmulator.dll"
 export EMU_DLL
 
@@ -35,7 +35,7 @@ trap cleanup EXIT INT TERM
 cleanup
 mkdir -p "$STUDY_STATE"
 
-rm -f "$OUT/results.csv" "$OUT/quic-stats.csv" "$OUT"/emulator-*.json
+rm -f "$OUT/results.csv" "$OUT"/quic-stats-*.csv "$OUT"/emulator-*.json
 {
   echo "started=$(date -u +%FT%TZ)"
   echo "host_kernel=$(uname -r)"
@@ -70,7 +70,7 @@ for loss in $LOSSES; do
     --seed "$((DELAY_MS * 100 + loss + 1))" --stats-interval-s 5 >/dev/null
   for cc in $QUIC_CCS; do
     echo "  quic $cc ($(date -u +%T))"
-    start_server quic 4434 --cc "$cc" --stats-out "$OUT/quic-stats.csv"
+    start_server quic 4434 --cc "$cc" --stats-out "$OUT/quic-stats-l${loss}-${cc}.csv"
     timeout $((REPS * (TIMEOUT_S + 10) + 60)) ip netns exec client dotnet "$EMU_DLL" probe client --proto quic --cc "$cc" \
       --connect 10.200.2.1:4434 --sizes "$SIZE:$REPS" --timeout-s "$TIMEOUT_S" --delay-label "$DELAY_MS" --loss-label "$loss" \
       --out "$OUT/results.csv" >/dev/null || true
@@ -79,8 +79,12 @@ for loss in $LOSSES; do
   done
   for cc in $TCP_CCS; do
     echo "  tcp $cc ($(date -u +%T))"
-    # The sender is the server: its namespace's default congestion control applies to the accepted connections.
-    ip netns exec server sysctl -q -w net.ipv4.tcp_congestion_control="$cc"
+    # The sender is the server: its namespace's default congestion control applies to the accepted connections. Outside
+    # the initial namespace the kernel only lets an allowed one (net.ipv4.tcp_allowed_congestion_control) be the default.
+    if ! ip netns exec server sysctl -q -w net.ipv4.tcp_congestion_control="$cc" 2>/dev/null; then
+      echo "tcp_cc_loss${loss}_${cc}=not run: not in net.ipv4.tcp_allowed_congestion_control ($(sysctl -n net.ipv4.tcp_allowed_congestion_control))" >>"$OUT/run-info.txt"
+      continue
+    fi
     echo "tcp_cc_loss${loss}_${cc}=$(ip netns exec server sysctl -n net.ipv4.tcp_congestion_control)" >>"$OUT/run-info.txt"
     start_server tcp 4433
     timeout $((REPS * (TIMEOUT_S + 10) + 60)) ip netns exec client dotnet "$EMU_DLL" probe client --proto tcp \
