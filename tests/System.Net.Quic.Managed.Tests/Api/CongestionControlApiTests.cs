@@ -13,20 +13,22 @@ public class CongestionControlApiTests
 {
     public static TheoryData<string> Providers => new() { "managed", "msquic" };
 
+    private static QuicClientConnectionOptions Client() => new()
+    {
+        RemoteEndPoint = new IPEndPoint(IPAddress.Loopback, 4433),
+        DefaultStreamErrorCode = 1,
+        DefaultCloseErrorCode = 2,
+        ClientAuthenticationOptions = new SslClientAuthenticationOptions { TargetHost = "localhost", ApplicationProtocols = [new("test")] },
+    };
+
     [Theory]
     [InlineData(-1)]
     [InlineData(3)]
     [InlineData(int.MaxValue)]
     public void UndefinedAlgorithmIsRejectedAtConnectAndOnTheServer(int value)
     {
-        var client = new QuicClientConnectionOptions
-        {
-            RemoteEndPoint = new IPEndPoint(IPAddress.Loopback, 4433),
-            DefaultStreamErrorCode = 1,
-            DefaultCloseErrorCode = 2,
-            ClientAuthenticationOptions = new SslClientAuthenticationOptions { TargetHost = "localhost", ApplicationProtocols = [new("test")] },
-            CongestionControlAlgorithm = (QuicCongestionControlAlgorithm)value,
-        };
+        QuicClientConnectionOptions client = Client();
+        client.CongestionControlAlgorithm = (QuicCongestionControlAlgorithm)value;
         // Synchronously from the call, before any async work, as for the other options.
         var e = Assert.Throws<ArgumentOutOfRangeException>(() => { _ = QuicConnection.ConnectAsync(client); });
         Assert.Equal("options", e.ParamName);
@@ -42,7 +44,8 @@ public class CongestionControlApiTests
     public void EachAlgorithmMapsToTheCoreController(QuicCongestionControlAlgorithm algorithm, int expectedCore)
     {
         var expected = (CongestionControlAlgorithm)expectedCore;
-        var o = new QuicServerConnectionOptions { DefaultStreamErrorCode = 1, DefaultCloseErrorCode = 2, CongestionControlAlgorithm = algorithm };
+        QuicClientConnectionOptions o = Client();
+        o.CongestionControlAlgorithm = algorithm;
         o.Validate("options");
         Assert.Equal(expected, ManagedOptionsMapping.ToConnectionOptions(o, "test").CongestionControl);
         Assert.Equal(QuicCongestionControlAlgorithm.Cubic, new QuicClientConnectionOptions().CongestionControlAlgorithm);
