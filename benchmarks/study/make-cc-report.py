@@ -21,7 +21,8 @@ for path in glob.glob(os.path.join(out_dir, "quic-stats-l*-*.csv")):
     stats[(float(m.group(1)), m.group(2))] = [r for r in csv.DictReader(open(path)) if r["size"] == info.get("size")]
 
 protos = [("quic-managed-newreno", "QUIC NewReno"), ("quic-managed-cubic", "QUIC CUBIC"), ("quic-managed-bbr", "QUIC BBR")]
-for p in sorted({r["protocol"] for r in rows if r["protocol"].startswith("tcp-tls")}):
+for p in sorted({r["protocol"] for r in rows if r["protocol"].startswith("tcp-tls")}
+                | {"tcp-tls-" + k.rsplit("_", 1)[1] for k in info if k.startswith("tcp_cc_loss")}):
     protos.append((p, "TCP+TLS " + p[len("tcp-tls-"):] + " (kernel)"))
 losses = sorted({float(r["loss_pct"]) for r in rows})
 size = int(info.get("size", "0"))
