@@ -15,6 +15,10 @@ public class ConnectionCongestionControlTests(ITestOutputHelper output)
 
     private (double GoodputBitsPerSecond, long Lost, StreamTransfer Transfer, Connection Sender) Transfer(
         CongestionControlAlgorithm algorithm, double loss, long total, int seed)
+        => Transfer(algorithm, loss, total, seed, out _);
+
+    private (double GoodputBitsPerSecond, long Lost, StreamTransfer Transfer, Connection Sender) Transfer(
+        CongestionControlAlgorithm algorithm, double loss, long total, int seed, out ulong fingerprint)
     {
         var link = new LinkConditions
         {
@@ -32,6 +36,7 @@ public class ConnectionCongestionControlTests(ITestOutputHelper output)
         Connection client = pair.ClientConnection!;
         var transfer = new StreamTransfer(pair, client, pair.ServerConnection!, total);
         transfer.Run(120_000_000);
+        fingerprint = pair.Network.TraceFingerprint();
         output.WriteLine($"{algorithm} loss {loss:P0}: {transfer.GoodputBitsPerSecond / 1e6:F2} Mbit/s, lost {client.Statistics.PacketsLost} of {client.Statistics.PacketsSent} packets, " +
             $"done {transfer.ReceivedFin}, corrupted {transfer.Corrupted}");
         return (transfer.GoodputBitsPerSecond, client.Statistics.PacketsLost, transfer, client);
@@ -56,6 +61,17 @@ public class ConnectionCongestionControlTests(ITestOutputHelper output)
         {
             Assert.True(lost > 0);
         }
+    }
+
+    [Fact]
+    public void BbrRunIsDeterministicForASeed()
+    {
+        // BBR's only randomness (the ProbeBW wait) is seeded from the connection's random source.
+        var first = Transfer(CongestionControlAlgorithm.Bbr, 0.01, 1 << 20, seed: 1700, out ulong a);
+        var second = Transfer(CongestionControlAlgorithm.Bbr, 0.01, 1 << 20, seed: 1700, out ulong b);
+        Assert.Equal(a, b);
+        Assert.Equal(first.Transfer.EndUs, second.Transfer.EndUs);
+        Assert.True(second.Transfer.ReceivedFin);
     }
 
     [Theory]
