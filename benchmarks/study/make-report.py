@@ -105,13 +105,18 @@ for d in delays:
 lines.append("")
 here = os.path.dirname(os.path.abspath(__file__))
 template = open(os.path.join(here, "STUDY.template.md")).read()
+# The congestion-control comparison (run-cc-study.sh / make-cc-report.py) is its own run; its table is kept in docs/study-cc.md.
+cc_path = os.path.join(docs_dir, "study-cc.md")
+congestion_control = open(cc_path).read().strip() if os.path.exists(cc_path) else \
+    "## Congestion control: NewReno vs CUBIC vs BBR (issue 15)\n\nNot run yet: `benchmarks/study/run-cc-study.sh`."
 obs_path = os.path.join(out_dir, "observations.md")
 observations = open(obs_path).read().strip() if os.path.exists(obs_path) else "(none written for this run)"
 results = "\n".join(lines).replace("#### ", "### ")
 verify_path = os.path.join(out_dir, "verify-link.txt")
 verify = ("```\n" + open(verify_path).read().strip() + "\n```") if os.path.exists(verify_path) else "(verify-link.sh was not run for these results)"
 open(os.path.join(docs_dir, "STUDY.md"), "w").write(
-    template.replace("{{RESULTS}}", results).replace("{{OBSERVATIONS}}", observations).replace("{{VERIFY}}", verify))
+    template.replace("{{RESULTS}}", results).replace("{{OBSERVATIONS}}", observations).replace("{{VERIFY}}", verify)
+    .replace("{{CONGESTION_CONTROL}}", congestion_control))
 
 # SVG chart: three panels (handshake, 1 MiB transfer, 32 MiB transfer) vs delay; colour = loss, dash = protocol.
 W, H, PW, PH, ML, MT = 1060, 380, 280, 250, 60, 50

@@ -2,6 +2,7 @@ using System.CommandLine;
 using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Net;
+using System.Net.Quic.Managed;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Security.Authentication;
@@ -33,11 +34,18 @@ internal static class ProbeCommand
             DefaultValueFactory = _ => 0,
             CustomParser = Seconds,
         };
+        Option<string?> serverCc = CongestionControl();
+        var statsOut = new Option<string?>("--stats-out")
+        {
+            HelpName = "PATH",
+            Description = "QUIC: after each connection append a CSV line to PATH (" + QuicProbe.StatsCsvHeader
+                + "), with a header line when it is created.",
+        };
         var server = new Command("server", "Serve probes (a TCP+TLS or QUIC server answering each request with the size it names).")
         {
-            serverProto, listen, duration,
+            serverProto, listen, duration, serverCc, statsOut,
         };
-        server.SetAction(r => Serve(r.GetValue(serverProto)!, r.GetValue(listen)!, r.GetValue(duration)));
+        server.SetAction(r => Serve(r.GetValue(serverProto)!, r.GetValue(listen)!, r.GetValue(duration), r.GetValue(serverCc), r.GetValue(statsOut)));
 
         Option<string> clientProto = Proto();
         var connect = new Option<IPEndPoint>("--connect")
@@ -84,15 +92,17 @@ internal static class ProbeCommand
             HelpName = "PATH",
             Description = "Also append the CSV lines to PATH (with a header line when it is created).",
         };
+        Option<string?> clientCc = CongestionControl();
         var client = new Command(
             "client",
             "Measure fresh connections against a probe server; prints CSV lines ("
             + ProbeTiming.CsvHeader + ").")
         {
-            clientProto, connect, sizes, timeout, delayLabel, lossLabel, output,
+            clientProto, connect, sizes, timeout, delayLabel, lossLabel, output, clientCc,
         };
         client.SetAction(r => RunClient(
-            r.GetValue(clientProto)!, r.GetValue(connect)!, r.GetValue(sizes)!, r.GetValue(timeout), r.GetValue(delayLabel)!, r.GetValue(lossLabel)!, r.GetValue(output)));
+            r.GetValue(clientProto)!, r.GetValue(connect)!, r.GetValue(sizes)!, r.GetValue(timeout), r.GetValue(delayLabel)!, r.GetValue(lossLabel)!, r.GetValue(output),
+            r.GetValue(clientCc)));
 
         return new Command("probe", "The protocol study's probes: one server and one client per protocol, run on the two sides of the emulated link.")
         {
@@ -111,6 +121,26 @@ internal static class ProbeCommand
         proto.AcceptOnlyFromAmong("tcp", "quic");
         return proto;
     }
+
+    private static Option<string?> CongestionControl()
+    {
+        var cc = new Option<string?>("--cc")
+        {
+            HelpName = "cubic|newreno|bbr",
+            Description = "QUIC: congestion controller of this side's connections (QuicConnectionOptions.CongestionControlAlgorithm; "
+                + "the server's is the one that sends the responses). Default: the library's (CUBIC). On the client, "
+                + "a given value also names the protocol column quic-managed-<cc>.",
+        };
+        cc.AcceptOnlyFromAmong("cubic", "newreno", "bbr");
+        return cc;
+    }
+
+    internal static QuicCongestionControlAlgorithm ToAlgorithm(string? cc) => cc switch
+    {
+        "newreno" => QuicCongestionControlAlgorithm.NewReno,
+        "bbr" => QuicCongestionControlAlgorithm.Bbr,
+        _ => QuicCongestionControlAlgorithm.Cubic,
+    };
 
     private static IPEndPoint EndPoint(ArgumentResult result)
     {
@@ -148,7 +178,7 @@ internal static class ProbeCommand
         return true;
     }
 
-    private static int Serve(string proto, IPEndPoint listen, double durationSeconds)
+    private static int Serve(string proto, IPEndPoint listen, double durationSeconds, string? cc, string? statsOut)
     {
         using X509Certificate2 certificate = ProbeCertificate.Create();
         using var cts = durationSeconds > 0 ? new CancellationTokenSource(TimeSpan.FromSeconds(durationSeconds)) : new CancellationTokenSource();
@@ -156,7 +186,7 @@ internal static class ProbeCommand
         using PosixSignalRegistration interrupt = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => { c.Cancel = true; cts.Cancel(); });
         try
         {
-            Task serve = proto == "tcp" ? TcpTlsProbe.ServeAsync(listen, certificate, cts.Token) : QuicProbe.ServeAsync(listen, certificate, cts.Token);
+            Task serve = proto == "tcp" ? TcpTlsProbe.ServeAsync(listen, certificate, cts.Token) : QuicProbe.ServeAsync(listen, certificate, ToAlgorithm(cc), statsOut, cts.Token);
             serve.GetAwaiter().GetResult();
         }
         catch (OperationCanceledException)
@@ -171,13 +201,15 @@ internal static class ProbeCommand
         return 0;
     }
 
-    private static int RunClient(string proto, IPEndPoint server, string sizes, double timeoutSeconds, string delayLabel, string lossLabel, string? outPath)
+    private static int RunClient(string proto, IPEndPoint server, string sizes, double timeoutSeconds, string delayLabel, string lossLabel, string? outPath,
+        string? cc)
     {
-        string protocolName = proto == "tcp" ? "tcp-tls" : "quic-managed";
+        string protocolName = proto == "tcp" ? "tcp-tls" : cc is null ? "quic-managed" : "quic-managed-" + cc;
+        QuicCongestionControlAlgorithm algorithm = ToAlgorithm(cc);
         try
         {
             // Untimed warm-up exchange.
-            Measure(proto, server, 1024, timeoutSeconds);
+            Measure(proto, server, 1024, timeoutSeconds, algorithm);
         }
         catch (PlatformNotSupportedException e)
         {
@@ -197,7 +229,7 @@ internal static class ProbeCommand
                 ProbeTiming timing;
                 try
                 {
-                    timing = Measure(proto, server, size, timeoutSeconds);
+                    timing = Measure(proto, server, size, timeoutSeconds, algorithm);
                 }
                 catch (OperationCanceledException)
                 {
@@ -226,10 +258,10 @@ internal static class ProbeCommand
         return 0;
     }
 
-    private static ProbeTiming Measure(string proto, IPEndPoint server, long size, double timeoutSeconds)
+    private static ProbeTiming Measure(string proto, IPEndPoint server, long size, double timeoutSeconds, QuicCongestionControlAlgorithm algorithm)
     {
         using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(timeoutSeconds));
-        Task<ProbeTiming> task = proto == "tcp" ? TcpTlsProbe.MeasureAsync(server, size, cts.Token) : QuicProbe.MeasureAsync(server, size, cts.Token);
+        Task<ProbeTiming> task = proto == "tcp" ? TcpTlsProbe.MeasureAsync(server, size, cts.Token) : QuicProbe.MeasureAsync(server, size, algorithm, cts.Token);
         // A transport that ignores cancellation must not hang the study: give up 5 s after the timeout.
         if (!((IAsyncResult)task).AsyncWaitHandle.WaitOne(TimeSpan.FromSeconds(timeoutSeconds + 5)))
         {

@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using System.Diagnostics;
+using System.Globalization;
 using System.Net;
 using System.Net.Quic.Managed;
 using System.Net.Security;
@@ -12,11 +13,17 @@ internal static class QuicProbe
 {
     private const int ChunkSize = 64 * 1024;
     private static readonly SslApplicationProtocol s_alpn = new("quicmanaged-probe");
+    private static readonly Lock s_statsLock = new();
 
-    public static async Task ServeAsync(IPEndPoint listen, X509Certificate2 certificate, CancellationToken cancellationToken)
+    /// <summary>Columns of the server's <c>--stats-out</c> lines.</summary>
+    public const string StatsCsvHeader = "cc,size,bytes_sent,packets_sent,packets_lost,stream_bytes_retransmitted";
+
+    public static async Task ServeAsync(IPEndPoint listen, X509Certificate2 certificate, QuicCongestionControlAlgorithm algorithm, string? statsOut,
+        CancellationToken cancellationToken)
     {
         var serverOptions = new QuicServerConnectionOptions
         {
+            CongestionControlAlgorithm = algorithm,
             DefaultStreamErrorCode = 0,
             DefaultCloseErrorCode = 0,
             MaxInboundBidirectionalStreams = 4,
@@ -36,12 +43,13 @@ internal static class QuicProbe
         while (!cancellationToken.IsCancellationRequested)
         {
             QuicConnection connection = await listener.AcceptConnectionAsync(cancellationToken).ConfigureAwait(false);
-            _ = Task.Run(() => HandleAsync(connection, cancellationToken), cancellationToken);
+            _ = Task.Run(() => HandleAsync(connection, algorithm, statsOut, cancellationToken), cancellationToken);
         }
     }
 
-    private static async Task HandleAsync(QuicConnection connection, CancellationToken cancellationToken)
+    private static async Task HandleAsync(QuicConnection connection, QuicCongestionControlAlgorithm algorithm, string? statsOut, CancellationToken cancellationToken)
     {
+        long size = -1;
         try
         {
             await using (connection.ConfigureAwait(false))
@@ -51,7 +59,7 @@ internal static class QuicProbe
                 {
                     byte[] request = new byte[8];
                     await stream.ReadExactlyAsync(request, cancellationToken).ConfigureAwait(false);
-                    long size = BinaryPrimitives.ReadInt64BigEndian(request);
+                    size = BinaryPrimitives.ReadInt64BigEndian(request);
                     byte[] chunk = new byte[ChunkSize];
                     chunk.AsSpan().Fill(0x5a);
                     for (long sent = 0; sent < size;)
@@ -77,6 +85,19 @@ internal static class QuicProbe
                 catch (QuicException)
                 {
                 }
+
+                if (statsOut is not null && size >= 0)
+                {
+                    QuicConnectionStatistics s = connection.GetStatistics();
+                    string line = string.Join(',', algorithm.ToString().ToLowerInvariant(), size.ToString(CultureInfo.InvariantCulture),
+                        s.BytesSent.ToString(CultureInfo.InvariantCulture), s.PacketsSent.ToString(CultureInfo.InvariantCulture),
+                        s.PacketsLost.ToString(CultureInfo.InvariantCulture), s.StreamBytesRetransmitted.ToString(CultureInfo.InvariantCulture));
+                    lock (s_statsLock)
+                    {
+                        bool exists = File.Exists(statsOut);
+                        File.AppendAllText(statsOut, (exists ? string.Empty : StatsCsvHeader + "\n") + line + "\n");
+                    }
+                }
             }
         }
         catch (Exception e) when (e is QuicException or IOException or OperationCanceledException or ObjectDisposedException)
@@ -84,12 +105,13 @@ internal static class QuicProbe
         }
     }
 
-    public static async Task<ProbeTiming> MeasureAsync(IPEndPoint server, long size, CancellationToken cancellationToken)
+    public static async Task<ProbeTiming> MeasureAsync(IPEndPoint server, long size, QuicCongestionControlAlgorithm algorithm, CancellationToken cancellationToken)
     {
         var timing = new ProbeTiming();
         long t0 = Stopwatch.GetTimestamp();
         QuicConnection connection = await QuicConnection.ConnectAsync(new QuicClientConnectionOptions
         {
+            CongestionControlAlgorithm = algorithm,
             RemoteEndPoint = server,
             DefaultStreamErrorCode = 0,
             DefaultCloseErrorCode = 0,

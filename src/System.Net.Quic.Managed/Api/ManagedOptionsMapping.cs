@@ -40,6 +40,7 @@ internal static class ManagedOptionsMapping
             DatagramReceiveQueueCapacity = o.DatagramReceiveQueueCapacity,
             EnableEcn = o.EnableEcn,
             MaxPathDatagramSize = o.MaxPathDatagramSize == 0 ? QuicConnectionOptions.DefaultMaxPathDatagramSize : o.MaxPathDatagramSize,
+            CongestionControl = ToCongestionControl(o.CongestionControlAlgorithm),
             Streams = new StreamTableOptions
             {
                 MaxStreamsBidi = o.MaxInboundBidirectionalStreams,
@@ -55,6 +56,14 @@ internal static class ManagedOptionsMapping
             },
         };
     }
+
+    /// <summary>The core's controller for the public choice (validated before: undefined values do not get here).</summary>
+    public static CongestionControlAlgorithm ToCongestionControl(QuicCongestionControlAlgorithm algorithm) => algorithm switch
+    {
+        QuicCongestionControlAlgorithm.NewReno => CongestionControlAlgorithm.NewReno,
+        QuicCongestionControlAlgorithm.Bbr => CongestionControlAlgorithm.Bbr,
+        _ => CongestionControlAlgorithm.Cubic,
+    };
 
     public static void RequireTls13(SslProtocols enabled, string argumentName)
     {

@@ -89,6 +89,14 @@ public abstract class QuicConnectionOptions
     /// </summary>
     public int MaxPathDatagramSize { get; set; }
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: the congestion controller of this side's sending direction: CUBIC (the default),
+    /// NewReno or BBR. Each side chooses for what it sends; nothing is negotiated. Managed provider only: the msquic
+    /// provider ignores it, as System.Net.Quic has no such setting (msquic chooses per registration/settings, which
+    /// System.Net.Quic does not expose). An undefined value fails with <see cref="ArgumentOutOfRangeException"/>.
+    /// </summary>
+    public QuicCongestionControlAlgorithm CongestionControlAlgorithm { get; set; }
+
     /// <summary>The value 0 of <see cref="MaxPathDatagramSize"/> stands for.</summary>
     internal const int DefaultMaxPathDatagramSize = 1452;
 
@@ -114,6 +122,10 @@ public abstract class QuicConnectionOptions
         if (MaxPathDatagramSize != 0 && MaxPathDatagramSize is < 1200 or > 65527)
         {
             throw new ArgumentOutOfRangeException(argumentName, MaxPathDatagramSize, "'MaxPathDatagramSize' should be 0 (the default) or within [1200, 65527] range.");
+        }
+        if (!Enum.IsDefined(CongestionControlAlgorithm))
+        {
+            throw new ArgumentOutOfRangeException(argumentName, CongestionControlAlgorithm, "'CongestionControlAlgorithm' should be Cubic, NewReno or Bbr.");
         }
 
         static void ValidateInRange(string argumentName, long value, long max, [CallerArgumentExpression(nameof(value))] string? propertyName = null)

@@ -42,7 +42,11 @@ internal sealed partial class Connection
         bool marked = _sendingEcnMarked = _ecn.ShouldMark;
         int written = _close.Phase == ConnectionPhase.Closing ? WriteClosePackets(datagram, nowUs)
             : TryWriteMtuProbe(buffer, nowUs) is int probe and > 0 ? probe : WriteCoalesced(datagram, closing: false, nowUs);
-        if (written == 0) return false;
+        if (written == 0)
+        {
+            NoteNothingToSend(nowUs);
+            return false;
+        }
         if (marked) _ecn.OnMarkedDatagramSent();
 
         length = written;

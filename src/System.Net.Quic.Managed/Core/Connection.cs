@@ -71,11 +71,9 @@ internal sealed partial class Connection : IDisposable
         for (int i = 0; i < _spaces.Length; i++) _spaces[i] = new PacketSpaceState((PacketNumberSpace)i, options.MaxAckDelayUs);
 
         _maxDatagramSize = Math.Clamp(options.MaxDatagramSize, MinInitialDatagramSize, 1452);
-        ICongestionController cc = options.CongestionControl == CongestionControlAlgorithm.NewReno
-            ? new NewRenoCongestionController(_maxDatagramSize)
-            : new CubicCongestionController(_maxDatagramSize);
+        ICongestionController cc = CreateCongestionController(options, _maxDatagramSize);
         _recovery = new RecoveryController<SentPacketMeta>(isServer, cc);
-        _pacer = new Pacer(_maxDatagramSize);
+        _pacer = new Pacer(_maxDatagramSize, rateSource: cc as IRateSamplingCongestionController);
         _ecn = new EcnValidator(options.EnableEcn);
         _pmtu = new PathMtuDiscovery(_maxDatagramSize, options.MaxPathDatagramSize);
         _streams = new StreamTable(isServer, options.Streams);

@@ -3,15 +3,19 @@ namespace System.Net.Quic.Managed.Recovery;
 /// <summary>
 /// Token-bucket pacer. RFC 9002 §7.7: rate = N * cwnd / smoothed_rtt with N = 1.25 (2 in slow start, where the window
 /// doubles each round trip), and a burst of up to <c>burstPackets</c> datagrams. Integer math, allocation free.
+/// With a rate source (BBR, which sets its own pacing rate, draft-ietf-ccwg-bbr §4.6.2) the bucket refills at that
+/// rate instead and the window/RTT arguments are ignored.
 /// </summary>
 internal sealed class Pacer
 {
     private readonly long _capacity;
     private long _tokens;
     private long _lastUpdateUs = long.MinValue;
+    private readonly IRateSamplingCongestionController? _rateSource;
 
-    public Pacer(int maxDatagramSize, int burstPackets = 10)
+    public Pacer(int maxDatagramSize, int burstPackets = 10, IRateSamplingCongestionController? rateSource = null)
     {
+        _rateSource = rateSource;
         if (maxDatagramSize <= 0 || burstPackets <= 0)
         {
             throw new ArgumentOutOfRangeException(nameof(maxDatagramSize));
@@ -39,6 +43,13 @@ internal sealed class Pacer
             return nowUs;
         }
 
+        if (_rateSource is not null)
+        {
+            long rate = Math.Max(_rateSource.PacingRateBytesPerSecond, 1);
+            Int128 wait = ((Int128)(needed - tokens) * 1_000_000 + rate - 1) / rate;
+            return wait > long.MaxValue - nowUs ? long.MaxValue : nowUs + (long)wait;
+        }
+
         // time = missing * srtt * den / (cwnd * num), rounded up.
         GetRate(inSlowStart, out long num, out long den);
         Int128 numerator = (Int128)(needed - tokens) * Math.Max(smoothedRttUs, 1) * den;
@@ -64,6 +75,12 @@ internal sealed class Pacer
         if (_lastUpdateUs == long.MinValue || nowUs <= _lastUpdateUs)
         {
             return _tokens;
+        }
+
+        if (_rateSource is not null)
+        {
+            Int128 byRate = (Int128)(nowUs - _lastUpdateUs) * Math.Max(_rateSource.PacingRateBytesPerSecond, 1) / 1_000_000 + _tokens;
+            return byRate >= _capacity ? _capacity : (long)byRate;
         }
 
         GetRate(inSlowStart, out long num, out long den);

@@ -13,11 +13,15 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
     private readonly bool[] _discarded = new bool[3];
     private readonly long[] _ecnCe = new long[3];
 
+    // The controller when it samples delivery rates (BBR); null for NewReno and CUBIC, which then see no extra calls.
+    private readonly IRateSamplingCongestionController? _sampler;
+
     public RecoveryController(bool isServer, ICongestionController congestionController, RttEstimator? rtt = null)
     {
         IsServer = isServer;
         CongestionController = congestionController ?? throw new ArgumentNullException(nameof(congestionController));
         Rtt = rtt ?? new RttEstimator();
+        _sampler = congestionController as IRateSamplingCongestionController;
         _spaces =
         [
             new SentPacketTracker<TMeta>(PacketNumberSpace.Initial, 16),
@@ -90,7 +94,16 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
             throw new InvalidOperationException("Packet sent in a discarded packet number space.");
         }
 
-        _spaces[(int)space].OnPacketSent(packetNumber, nowUs, size, ackEliciting, inFlight, in meta, ecnMarked, pathProbe);
+        if (inFlight && _sampler is not null)
+        {
+            PacketDeliveryState delivery = _sampler.OnSending(size, nowUs);
+            _spaces[(int)space].OnPacketSent(packetNumber, nowUs, size, ackEliciting, inFlight, in meta, ecnMarked, pathProbe, in delivery);
+        }
+        else
+        {
+            _spaces[(int)space].OnPacketSent(packetNumber, nowUs, size, ackEliciting, inFlight, in meta, ecnMarked, pathProbe);
+        }
+
         if (inFlight)
         {
             CongestionController.OnPacketSent(size, nowUs);
@@ -115,7 +128,7 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
     {
         SentPacketTracker<TMeta> tracker = _spaces[(int)space];
         long priorInFlight = CongestionController.BytesInFlight;
-        AckProcessingResult result = tracker.OnAckReceived(ranges, ref sink);
+        AckProcessingResult result = tracker.OnAckReceived(ranges, ref sink, _sampler, nowUs);
         if (result.IsError)
         {
             return result;
@@ -169,6 +182,12 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
     /// <paramref name="timeSentUs"/> (once per recovery period, like loss).
     /// </summary>
     public void OnEcnCongestion(long timeSentUs, long nowUs) => CongestionController.OnCongestionEvent(timeSentUs, nowUs);
+
+    /// <summary>
+    /// The owner had nothing to send although neither the congestion window nor the pacer held it back: a rate-sampling
+    /// controller marks the samples that follow as application limited (draft-ietf-ccwg-bbr §4.5.2.2). No-op otherwise.
+    /// </summary>
+    public void OnApplicationLimited(long nowUs) => _sampler?.OnApplicationLimited(nowUs);
 
     /// <summary>RFC 9002 A.9 OnLossDetectionTimeout. Returns what to send; lost packets go to <paramref name="sink"/>.</summary>
     public LossTimeoutAction OnLossDetectionTimeout<TSink>(long nowUs, ref TSink sink)
@@ -351,7 +370,7 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
 
     private LossDetectionResult DetectLostPackets<TSink>(SentPacketTracker<TMeta> tracker, long nowUs, ref TSink sink)
         where TSink : ISentPacketSink<TMeta>, allows ref struct
-        => tracker.DetectLostPackets(nowUs, Rtt.LossDelayUs, PersistentCongestionDurationUs, Rtt.HasSample, Rtt.FirstSampleTimeUs, ref sink);
+        => tracker.DetectLostPackets(nowUs, Rtt.LossDelayUs, PersistentCongestionDurationUs, Rtt.HasSample, Rtt.FirstSampleTimeUs, ref sink, _sampler);
 
     private void ApplyLosses(in LossDetectionResult loss, long nowUs)
     {

@@ -19,4 +19,7 @@ internal struct SentPacket<TMeta> where TMeta : struct
     /// <summary>A path MTU probe (RFC 9000 §14.4): its loss is no congestion signal.</summary>
     public bool PathProbe;
     public TMeta Meta;
+
+    /// <summary>Delivery-rate state for a rate-sampling controller (<see cref="IRateSamplingCongestionController"/>); default otherwise.</summary>
+    public PacketDeliveryState Delivery;
 }

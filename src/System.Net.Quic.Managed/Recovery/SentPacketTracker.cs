@@ -67,7 +67,7 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
     /// <summary>Records a sent packet. Packet numbers must increase; gaps are deliberate skips that the peer must never
     /// acknowledge. RFC 9002 A.5 OnPacketSent.</summary>
     public void OnPacketSent(long packetNumber, long timeSentUs, int size, bool ackEliciting, bool inFlight, in TMeta meta,
-        bool ecnMarked = false, bool pathProbe = false)
+        bool ecnMarked = false, bool pathProbe = false, in PacketDeliveryState delivery = default)
     {
         if (packetNumber <= LargestSent || packetNumber < 0 || packetNumber - LargestSent - 1 > MaxSkip)
         {
@@ -112,6 +112,7 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
         slot.Meta = meta;
         slot.EcnMarked = ecnMarked;
         slot.PathProbe = pathProbe;
+        slot.Delivery = delivery;
 
         LargestSent = packetNumber;
         OutstandingCount++;
@@ -129,9 +130,11 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
     /// <summary>
     /// Applies an ACK frame's ranges (largest first, as decoded) and reports newly acknowledged packets to
     /// <paramref name="sink"/> in increasing packet-number order. State is untouched when an error is returned.
-    /// RFC 9002 A.7 OnAckReceived / DetectAndRemoveAckedPackets.
+    /// RFC 9002 A.7 OnAckReceived / DetectAndRemoveAckedPackets. A <paramref name="sampler"/>, when given, is told of each
+    /// newly acknowledged in-flight packet (with <paramref name="nowUs"/>) for its delivery-rate estimate.
     /// </summary>
-    public AckProcessingResult OnAckReceived<TSink>(ReadOnlySpan<AckRange> ranges, ref TSink sink)
+    public AckProcessingResult OnAckReceived<TSink>(ReadOnlySpan<AckRange> ranges, ref TSink sink,
+        IRateSamplingCongestionController? sampler = null, long nowUs = 0)
         where TSink : ISentPacketSink<TMeta>, allows ref struct
     {
         var result = new AckProcessingResult { LargestNewlyAckedPacketNumber = -1 };
@@ -199,6 +202,7 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
                 if (slot.InFlight)
                 {
                     result.NewlyAckedInFlightBytes += slot.Size;
+                    sampler?.OnPacketDelivered(in slot.Delivery, slot.Size, slot.TimeSentUs, nowUs);
                 }
 
                 if (slot.AckEliciting)
@@ -229,13 +233,15 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
     /// <param name="nowUs">Current time.</param>
     /// <param name="hasRttSample">Whether an RTT sample exists; without one there is no persistent congestion.</param>
     /// <param name="sink">Receives each lost packet.</param>
+    /// <param name="sampler">When given, told of each lost in-flight packet other than PMTU probes.</param>
     public LossDetectionResult DetectLostPackets<TSink>(
         long nowUs,
         long lossDelayUs,
         long persistentCongestionDurationUs,
         bool hasRttSample,
         long firstRttSampleUs,
-        ref TSink sink)
+        ref TSink sink,
+        IRateSamplingCongestionController? sampler = null)
         where TSink : ISentPacketSink<TMeta>, allows ref struct
     {
         var result = new LossDetectionResult { LargestLostInFlightTimeSentUs = long.MinValue };
@@ -274,7 +280,11 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
                 {
                     result.LostInFlightBytes += slot.Size;
                     // RFC 9000 §14.4: a lost PMTU probe leaves flight but is no congestion signal.
-                    if (!slot.PathProbe) result.LargestLostInFlightTimeSentUs = Math.Max(result.LargestLostInFlightTimeSentUs, slot.TimeSentUs);
+                    if (!slot.PathProbe)
+                    {
+                        result.LargestLostInFlightTimeSentUs = Math.Max(result.LargestLostInFlightTimeSentUs, slot.TimeSentUs);
+                        sampler?.OnPacketLost(in slot.Delivery, pn, slot.Size, nowUs);
+                    }
                 }
 
                 if (slot.AckEliciting && !slot.PathProbe && hasRttSample && slot.TimeSentUs > firstRttSampleUs)

@@ -120,6 +120,13 @@ public class PublicSurfaceTests
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int64 EcnCePacketsReportedByPeer {get;}"] = "ECN / path MTU statistics (issue 15)",
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Boolean EcnValidated {get;}"] = "ECN / path MTU statistics (issue 15)",
         ["property System.Net.Quic.Managed.QuicConnectionStatistics.System.Int32 PathMaxDatagramSize {get;}"] = "ECN / path MTU statistics (issue 15)",
+        ["type enum System.Net.Quic.Managed.QuicCongestionControlAlgorithm : System.Enum"] = "congestion control choice (issue 15)",
+        ["enum System.Net.Quic.Managed.QuicCongestionControlAlgorithm.Cubic = 0"] = "RFC 9438 CUBIC (default)",
+        ["enum System.Net.Quic.Managed.QuicCongestionControlAlgorithm.NewReno = 1"] = "RFC 9002 NewReno",
+        ["enum System.Net.Quic.Managed.QuicCongestionControlAlgorithm.Bbr = 2"] = "BBRv3 (draft-ietf-ccwg-bbr)",
+        ["property System.Net.Quic.Managed.QuicConnectionOptions.System.Net.Quic.Managed.QuicCongestionControlAlgorithm CongestionControlAlgorithm {get;set;}"] = "per-connection congestion controller (issue 15)",
+        ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Net.Quic.Managed.QuicCongestionControlAlgorithm CongestionControlAlgorithm {get;set;}"] = "per-connection congestion controller (issue 15)",
+        ["property System.Net.Quic.Managed.QuicServerConnectionOptions.System.Net.Quic.Managed.QuicCongestionControlAlgorithm CongestionControlAlgorithm {get;set;}"] = "per-connection congestion controller (issue 15)",
     };
 
     private readonly ITestOutputHelper _output;

@@ -62,4 +62,29 @@ public class AllocationTests
         Assert.True(sink.Acked > 15_000);
         Assert.True(sink.Lost > 1_000);
     }
+
+    [Fact]
+    public void Bbr_SteadyState_SendAckLoseCycle_AllocatesNothing()
+    {
+        var bbr = new BbrCongestionController(1200, seed: 7);
+        var c = new RecoveryController<long>(isServer: true, bbr);
+        c.OnHandshakeConfirmed(0);
+        var rx = new ReceivedPacketTracker(PacketNumberSpace.ApplicationData);
+        var pacer = new Pacer(1200, rateSource: bbr);
+        var ranges = new AckRange[32];
+        var sink = default(CountingSink);
+        long pn = 0;
+        long now = 0;
+        Exchange(c, rx, pacer, ranges, ref sink, ref pn, ref now, 5_000);
+        c.OnApplicationLimited(now);
+
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        Exchange(c, rx, pacer, ranges, ref sink, ref pn, ref now, 20_000);
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+
+        Assert.Equal(0, allocated);
+        Assert.True(sink.Acked > 15_000);
+        Assert.True(sink.Lost > 1_000);
+        Assert.True(bbr.Delivered > 0 && bbr.Lost > 0);
+    }
 }
