@@ -20,10 +20,22 @@ internal sealed partial class ManagedConnection
     private byte _migratingPath;
     private byte _migratingFromPath;
     private TaskCompletionSource? _migrationWaiter;
+    private NetworkAddress _pathRemote;
+    private byte _pathLocal;
 
     /// <summary>Driver thread, after the events: starts the preferred-address migration, ends a migration whose validation ended.</summary>
     private void CheckPaths(Connection core)
     {
+        if (core.IsServer)
+        {
+            // The client moved (migration, NAT rebinding) or came to the preferred address: the endpoints follow.
+            if (core.RemoteAddress == _pathRemote && core.LocalPath == _pathLocal) return;
+            _pathRemote = core.RemoteAddress;
+            _pathLocal = core.LocalPath;
+            _remoteEndPoint = _pathRemote.ToEndPoint();
+            _localEndPoint = _host.LocalEndPointOf(_pathLocal);
+            return;
+        }
         if (core.PreferredAddressMigrationPending && _migratingPath == 0) StartPreferredAddressMigration(core);
         if (_migratingPath != 0 && core.MigrationState != PathValidationState.Pending) FinishMigration(core);
     }

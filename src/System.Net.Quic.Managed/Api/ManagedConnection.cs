@@ -255,7 +255,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
             try
             {
                 while (!_ended && core.TryDequeueEvent(out ConnectionEvent e)) Dispatch(core, e);
-                if (!_ended && !core.IsServer) CheckPaths(core);
+                if (!_ended) CheckPaths(core);
             }
             catch (Exception ex)
             {
