@@ -51,7 +51,7 @@ public sealed class QuicClientConnectionOptions : QuicConnectionOptions
     /// Extension beyond System.Net.Quic (RFC 9000 §9.6): when false (the default) and the server advertises a preferred
     /// address of the connection's address family, the client validates a path to it after the handshake and, if it answers,
     /// moves the connection there (<see cref="QuicConnection.RemoteEndPoint"/> then names it); true ignores the preferred address.
-    /// Managed provider only (msquic's client ignores preferred addresses; the setting is accepted there and has no effect).
+    /// Managed provider only: the msquic provider accepts the setting and ignores it.
     /// </summary>
     public bool DisablePreferredAddressMigration { get; set; }
 
