@@ -159,7 +159,7 @@ files_for() {
     transfer) echo f-5k f-1m f-10m ;;
     multiplexing) seq -w 1 150 | sed 's/^/m-/' | tr '\n' ' ' ;;
     retry|chacha20) echo f-5k ;;
-    keyupdate|connectionmigration|rebind) echo f-10m ;;
+    keyupdate|connectionmigration|activemigration|rebind) echo f-10m ;;
     resumption) echo f-5k f-1m ;;
     zerortt) echo f-5k hs-1k ;;
     transferloss|tshark-decrypt) echo f-1m ;;
@@ -202,7 +202,13 @@ capture_checks() {
         n=$(tshark_count "tls.handshake.type == 8 && tls.handshake.extension.type == 42" "$keys")
         [ "$n" -ge 1 ] || echo "server did not accept early data (no early_data in EncryptedExtensions)"
       fi ;;
-    connectionmigration|rebind)
+    connectionmigration)
+      # RFC 9000 §9.6: the client moved to the server's preferred address (port + 2): datagrams both ways on that port.
+      local pref=$((port + 2)) up down
+      up=$(tshark -r "$cdir/trace.pcapng" -Y "udp.dstport == $pref && udp.length > 8" -T fields -e frame.number 2>/dev/null | wc -l)
+      down=$(tshark -r "$cdir/trace.pcapng" -Y "udp.srcport == $pref && udp.length > 8" -T fields -e frame.number 2>/dev/null | wc -l)
+      if [ "$up" -lt 10 ] || [ "$down" -lt 10 ]; then echo "no migration to the preferred address (port $pref: $up datagrams to it, $down from it)"; fi ;;
+    activemigration|rebind)
       # Plain UDP fields: tshark dissects a datagram from a new port as QUIC only once it links it to the connection.
       # Empty datagrams (our driver's wake-ups) are not traffic. The client must have reached the server from more than
       # one port, and the server must have followed it (RFC 9000 §9.3: it sends to the new address once validated).
@@ -283,9 +289,9 @@ run_one_case() {
       ;;
     ngtcp2/our-server)
       [ -x "$GTLSCLIENT" ] || { skip "gtlsclient not installed"; return; }
-      # connectionmigration here is the client's active migration (gtlsclient --change-local-addr), which a server
-      # handles passively like a rebinding: the endpoint's server has no preferred_address to offer (no API).
-      local stc=$name; [ "$name" = connectionmigration ] && stc=rebind
+      # connectionmigration: our server offers a preferred address (port + 2) and gtlsclient moves there; activemigration:
+      # gtlsclient's active migration (--change-local-addr), which a server handles passively like a rebinding.
+      local stc=$name; [ "$name" = activemigration ] && stc=rebind
       our_server "$stc" h3
       wait_udp_port "$port" "$server_pid" || {
         if [ -n "$(unsupported_reason "$cdir/our-server.log")" ]; then skip "our server: $(unsupported_reason "$cdir/our-server.log")"
@@ -297,7 +303,7 @@ run_one_case() {
         keyupdate) copts="--key-update=50ms" ;;
         transferloss) copts="-t 0.02 -r 0.02" ;;
         handshakeloss) copts="-t 0.3 -r 0.3" ;;
-        connectionmigration) copts="--change-local-addr=100ms" ;;
+        activemigration) copts="--change-local-addr=100ms" ;;
         # rebind: gtlsclient 0.12's --nat-rebinding did not change its port in a peer-against-peer check (and truncated
         # the download); the relay rebinds instead, as for quic-go.
         resumption|zerortt) copts="--session-file=$cdir/session.pem --tp-file=$cdir/tp.txt" ;;
@@ -316,6 +322,7 @@ run_one_case() {
     quic-go/our-client)
       [ -x "${QGO_INTEROP_SERVER:-}" ] || { skip "quic-go interop server not built (artifacts/interop/qgo-build.log)"; return; }
       if [ "$name" = connectionmigration ]; then skip "quic-go 0.29's interop server offers no preferred_address"; return; fi
+      if [ "$name" = activemigration ]; then skip "quic-go 0.29's server does not follow a client's new address (see rebind)"; return; fi
       if [ "$name" = tshark-decrypt ]; then skip "ngtcp2 only"; return; fi
       if [ "$name" = rebind ]; then skip "quic-go 0.29's server does not follow a NAT rebinding (with its own client through the same relay it keeps sending to the original port)"; return; fi
       qgo_server "$(qgo_testcase "$name")"
@@ -335,7 +342,7 @@ run_one_case() {
       ;;
     quic-go/our-server)
       [ -x "${QGO_INTEROP_CLIENT:-}" ] || { skip "quic-go interop client not built (artifacts/interop/qgo-build.log)"; return; }
-      if [ "$name" = connectionmigration ]; then skip "quic-go 0.29's client does not migrate"; return; fi
+      if [ "$name" = connectionmigration ] || [ "$name" = activemigration ]; then skip "quic-go 0.29's client does not migrate"; return; fi
       local alpn=""; [ "$name" = http3 ] && alpn=h3
       our_server "$name" "$alpn"
       wait_udp_port "$port" "$server_pid" || {

@@ -49,7 +49,7 @@ results="$art/results.txt"
 : > "$results"
 export INTEROP_ART="$art"
 
-all_cases="handshake transfer multiplexing retry chacha20 keyupdate resumption zerortt transferloss http3 handshakeloss v2 connectionmigration rebind"
+all_cases="handshake transfer multiplexing retry chacha20 keyupdate resumption zerortt transferloss http3 handshakeloss v2 connectionmigration activemigration rebind"
 ci_cases="handshake transfer http3 retry chacha20 keyupdate"
 if [ "$mode" = all ]; then cases=$all_cases; peers="ngtcp2 quic-go"; else cases=$ci_cases; peers="ngtcp2"; fi
 [ -n "$only_cases" ] && cases=${only_cases//,/ }

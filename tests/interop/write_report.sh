@@ -4,7 +4,7 @@
 set -uo pipefail
 results=$1 out=$2 art=$3
 mkdir -p "$(dirname "$out")"
-cases="handshake transfer multiplexing retry chacha20 keyupdate resumption zerortt transferloss http3 handshakeloss v2 connectionmigration rebind tshark-decrypt"
+cases="handshake transfer multiplexing retry chacha20 keyupdate resumption zerortt transferloss http3 handshakeloss v2 connectionmigration activemigration rebind tshark-decrypt"
 columns="ngtcp2/our-client ngtcp2/our-server quic-go/our-client quic-go/our-server"
 notes=$(mktemp)
 n=0

@@ -76,14 +76,19 @@ internal sealed class ListenerPort : IServerConnectionFactory
             var key = (IPEndPoint)sockets[0].LocalEndPoint!;
             var port = new ListenerPort(key) { KernelSteering = group > 1 && steered };
             port.Handoff = group > 1 ? new ListenerWorkerHandoff(firstWorker) : null;
+            // A preferred address (RFC 9000 §9.6) is a second socket of the same endpoint: both drivers share one loop thread.
+            Socket? preferredSocket = options.PreferredAddress is { } preferred && sockets.Length == 1 ? BindPreferred(preferred, sockets) : null;
+            UdpDriverLoop? pathLoop = preferredSocket is null ? null : new UdpDriverLoop($"QuicManaged listener {key}");
+            pathLoop?.Reserve();
             var hosts = new ManagedDriverHost[sockets.Length];
             for (int i = 0; i < hosts.Length; i++)
             {
                 EndpointOptions endpointOptions = ListenerEndpointOptions.Create(options, key.ToString(), firstWorker + i, group, port.Handoff);
                 var endpoint = new Endpoint(endpointOptions, hosts.Length == 1 ? port : new WorkerFactory(port, i));
                 string name = hosts.Length == 1 ? $"QuicManaged listener {key}" : $"QuicManaged listener {key} #{i}";
-                hosts[i] = new ManagedDriverHost(sockets[i], endpoint, name, sharedPort: group > 1) { Listeners = port };
+                hosts[i] = new ManagedDriverHost(sockets[i], endpoint, name, sharedPort: group > 1, loop: pathLoop, multiPath: pathLoop is not null) { Listeners = port };
             }
+            if (preferredSocket is not null) hosts[0].AddPath(1, preferredSocket);
             port.Hosts = hosts;
             port.Host = hosts[0];
             port.Handoff?.SetHosts(hosts);
@@ -92,6 +97,20 @@ internal sealed class ListenerPort : IServerConnectionFactory
             s_ports[key] = port;
             foreach (ManagedDriverHost host in hosts) host.Start();
             return first;
+        }
+    }
+
+    /// <summary>The preferred address's socket; the listen socket is closed when it cannot be bound.</summary>
+    private static Socket BindPreferred(IPEndPoint preferred, Socket[] sockets)
+    {
+        try
+        {
+            return UdpSocketFactory.Bind(preferred);
+        }
+        catch
+        {
+            foreach (Socket socket in sockets) socket.Dispose();
+            throw;
         }
     }
 

@@ -138,7 +138,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         {
             // Keep the unconnected socket: only the early refusal signal is lost.
         }
-        var host = new ManagedDriverHost(socket, new Endpoint(new EndpointOptions { IsServer = false, LocalName = socket.LocalEndPoint?.ToString() ?? "" }), $"QuicManaged client {remote}", loop: UdpDriverLoop.ForClient());
+        var host = new ManagedDriverHost(socket, new Endpoint(new EndpointOptions { IsServer = false, LocalName = socket.LocalEndPoint?.ToString() ?? "" }), $"QuicManaged client {remote}", loop: UdpDriverLoop.ForClient(), multiPath: true);
         var owner = new QuicConnection();
         var connection = new ManagedConnection(host, owner, options, listener: null, remote, targetHost ?? "");
         if (socket.Connected && socket.LocalEndPoint is IPEndPoint bound) connection._localEndPoint = bound;
@@ -255,6 +255,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
             try
             {
                 while (!_ended && core.TryDequeueEvent(out ConnectionEvent e)) Dispatch(core, e);
+                if (!_ended) CheckPaths(core);
             }
             catch (Exception ex)
             {
@@ -497,6 +498,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         _ended = true;
         _lifetime.TrySetResult();
         _endException = exception;
+        FailMigration(exception);
         Exception failure = (_handshakeDone ? null : Volatile.Read(ref _callbackFailure)) ?? handshakeException ?? exception;
         if (!_handshake.Task.IsCompleted && _handshake.TrySetException(failure)) _ = _handshake.Task.Exception;
         if (!_connected.Task.IsCompleted && _connected.TrySetException(failure)) _ = _connected.Task.Exception;

@@ -14,7 +14,7 @@ namespace System.Net.Quic.Managed;
 /// A client connection's driver runs on one of the shared client loops (<see cref="UdpDriverLoop.ForClient"/>), a
 /// listener's on a thread of its own.
 /// </summary>
-internal sealed class ManagedDriverHost
+internal sealed partial class ManagedDriverHost
 {
     private readonly List<ManagedConnection> _connections = new();
     private int _references = 1;
@@ -25,10 +25,18 @@ internal sealed class ManagedDriverHost
     /// <see cref="UdpDriver"/>); <paramref name="loop"/>: the shared loop the driver runs on (client connections), or
     /// null for a thread of its own.
     /// </summary>
-    public ManagedDriverHost(Socket socket, Endpoint endpoint, string name, bool sharedPort = false, UdpDriverLoop? loop = null)
+    public ManagedDriverHost(Socket socket, Endpoint endpoint, string name, bool sharedPort = false, UdpDriverLoop? loop = null, bool multiPath = false)
     {
         Endpoint = endpoint;
-        Driver = new UdpDriver(socket, endpoint, enableSegmentation: true, name, sharedPort: sharedPort, loop: loop);
+        IDatagramEndpoint driven = endpoint;
+        if (multiPath && loop is not null)
+        {
+            // Several sockets (local paths, see ManagedDriverHost.Paths.cs): every driver wraps the endpoint with its path.
+            Paths = new LocalPathSockets();
+            Paths.Set(0, socket);
+            driven = new LocalPathEndpoint(endpoint, 0, Paths);
+        }
+        Driver = new UdpDriver(socket, driven, enableSegmentation: true, name, sharedPort: sharedPort, loop: loop);
         Driver.StepCompleted = OnStep;
     }
 
@@ -70,6 +78,7 @@ internal sealed class ManagedDriverHost
 
     private void DisposeNow()
     {
+        DisposePathDrivers();
         Driver.Dispose();
         Endpoint.Dispose();
         Volatile.Write(ref _released, true);

@@ -18,7 +18,9 @@ internal static class ManagedOptionsMapping
     /// <summary>How long a 0-RTT client's first flight waits for the application's first request (10 ms).</summary>
     public const long EarlyDataFirstFlightHoldUs = 10_000;
 
-    public static ConnectionOptions ToConnectionOptions(QuicConnectionOptions o, string name, byte[]? earlyDataTransportParameters = null)
+    // preferredAddress: a listener's preferred address (RFC 9000 §9.6), advertised to its clients; null: none.
+    public static ConnectionOptions ToConnectionOptions(QuicConnectionOptions o, string name, byte[]? earlyDataTransportParameters = null,
+        IPEndPoint? preferredAddress = null)
     {
         QuicReceiveWindowSizes w = o.InitialReceiveWindowSizes;
         long keepAliveUs = o.KeepAliveInterval == Timeout.InfiniteTimeSpan || o.KeepAliveInterval <= TimeSpan.Zero ? 0 : o.KeepAliveInterval.Ticks / 10;
@@ -41,6 +43,9 @@ internal static class ManagedOptionsMapping
             EnableEcn = o.EnableEcn,
             MaxPathDatagramSize = o.MaxPathDatagramSize == 0 ? QuicConnectionOptions.DefaultMaxPathDatagramSize : o.MaxPathDatagramSize,
             CongestionControl = ToCongestionControl(o.CongestionControlAlgorithm),
+            PreferredAddressV4 = preferredAddress is { AddressFamily: Sockets.AddressFamily.InterNetwork } ? preferredAddress : null,
+            PreferredAddressV6 = preferredAddress is { AddressFamily: Sockets.AddressFamily.InterNetworkV6 } ? preferredAddress : null,
+            DisablePreferredAddressMigration = o is QuicClientConnectionOptions { DisablePreferredAddressMigration: true },
             Streams = new StreamTableOptions
             {
                 MaxStreamsBidi = o.MaxInboundBidirectionalStreams,

@@ -47,6 +47,14 @@ public sealed class QuicClientConnectionOptions : QuicConnectionOptions
     /// </summary>
     public IList<QuicProtocolVersion>? ProtocolVersions { get; set; }
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic (RFC 9000 §9.6): when false (the default) and the server advertises a preferred
+    /// address of the connection's address family, the client validates a path to it after the handshake and, if it answers,
+    /// moves the connection there (<see cref="QuicConnection.RemoteEndPoint"/> then names it); true ignores the preferred address.
+    /// Managed provider only: the msquic provider accepts the setting and ignores it.
+    /// </summary>
+    public bool DisablePreferredAddressMigration { get; set; }
+
     internal override void Validate(string argumentName)
     {
         base.Validate(argumentName);

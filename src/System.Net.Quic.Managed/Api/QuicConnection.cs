@@ -198,6 +198,24 @@ public sealed class QuicConnection : IAsyncDisposable
     /// <exception cref="QuicException">The connection has ended and no datagram is left.</exception>
     public ValueTask<ReadOnlyMemory<byte>> ReceiveDatagramAsync(CancellationToken cancellationToken = default) => Impl.ReceiveDatagramAsync(cancellationToken);
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic (RFC 9000 §9.2, §9.5): moves a client connection to a new local socket (bound to
+    /// <paramref name="localEndPoint"/>, or to an ephemeral port of the wildcard address), with a connection ID of the server
+    /// not used before, and validates the new path with PATH_CHALLENGE. Streams go on without loss; the socket the connection
+    /// left is closed (the connection's first socket stays open, unused, until the connection ends). Completes when the new
+    /// path is validated; <see cref="LocalEndPoint"/> then names the new socket. Managed provider only: the msquic provider
+    /// throws <see cref="PlatformNotSupportedException"/>.
+    /// </summary>
+    /// <param name="localEndPoint">The local address to bind the new socket to; null: the wildcard address, any port.</param>
+    /// <param name="cancellationToken">Cancels the wait (the migration itself goes on).</param>
+    /// <exception cref="InvalidOperationException">This is a server connection (servers do not migrate, RFC 9000 §9).</exception>
+    /// <exception cref="ArgumentException"><paramref name="localEndPoint"/> is not of the remote endpoint's address family.</exception>
+    /// <exception cref="QuicException">The handshake is not confirmed yet, the server sent disable_active_migration, the server
+    /// gave no unused connection ID, or the new path did not answer (<see cref="QuicError.ConnectionTimeout"/>: the connection
+    /// stays on its previous path).</exception>
+    /// <exception cref="System.Net.Sockets.SocketException">The new socket could not be bound.</exception>
+    public ValueTask MigrateAsync(IPEndPoint? localEndPoint = null, CancellationToken cancellationToken = default) => Impl.MigrateAsync(localEndPoint, cancellationToken);
+
     /// <summary>Closes the connection with <see cref="QuicConnectionOptions.DefaultCloseErrorCode"/> if still open, and releases it.</summary>
     public ValueTask DisposeAsync() => _impl?.DisposeAsync() ?? ValueTask.CompletedTask;
 

@@ -63,4 +63,8 @@ internal abstract class QuicConnectionImpl
     /// <summary>Statistics snapshot; providers without them throw <see cref="NotSupportedException"/>.</summary>
     public virtual QuicConnectionStatistics GetStatistics()
         => throw new NotSupportedException("Connection statistics are available on the managed provider only.");
+
+    /// <summary>Client migration to a new local socket (RFC 9000 §9.2); providers without it throw <see cref="PlatformNotSupportedException"/>.</summary>
+    public virtual ValueTask MigrateAsync(IPEndPoint? localEndPoint, CancellationToken cancellationToken)
+        => throw new PlatformNotSupportedException("Connection migration is available on the managed provider only: System.Net.Quic (msquic) has no migration API.");
 }

@@ -54,6 +54,10 @@ public sealed class QuicListener : IAsyncDisposable
         {
             throw new PlatformNotSupportedException("'ProtocolVersions' is supported by the managed provider only: System.Net.Quic (msquic) has no version setting.");
         }
+        if (provider == QuicProvider.MsQuic && options.PreferredAddress is not null)
+        {
+            throw new PlatformNotSupportedException("'PreferredAddress' is supported by the managed provider only: msquic does not implement the server's preferred address.");
+        }
         return provider == QuicProvider.MsQuic
             ? PlatformListener.ListenAsync(options, cancellationToken)
             : ManagedListener.ListenAsync(options, cancellationToken);

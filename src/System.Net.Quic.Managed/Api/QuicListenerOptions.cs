@@ -167,5 +167,46 @@ public sealed class QuicListenerOptions
         {
             ListenBacklog = QuicDefaults.DefaultListenBacklog;
         }
+        ValidatePreferredAddress(argumentName);
+    }
+
+    /// <summary>
+    /// Extension beyond System.Net.Quic (RFC 9000 §9.6): a second address the listener also receives on and advertises to
+    /// its clients in the preferred_address transport parameter, with a connection ID and stateless reset token of its own;
+    /// clients that take it move their connection there after the handshake. Null (the default): none. Validated: a specific
+    /// (not wildcard) IPv4 or IPv6 address, a port other than 0, not the listen endpoint, the listen endpoint's address family
+    /// (any family when that is the dual-stack IPv6 wildcard), and a single listener socket. Managed provider only: with the
+    /// msquic provider ListenAsync throws <see cref="PlatformNotSupportedException"/> when set.
+    /// </summary>
+    public IPEndPoint? PreferredAddress { get; set; }
+
+    private void ValidatePreferredAddress(string argumentName)
+    {
+        if (PreferredAddress is not { } preferred) return;
+        if (preferred.AddressFamily is not (System.Net.Sockets.AddressFamily.InterNetwork or System.Net.Sockets.AddressFamily.InterNetworkV6))
+        {
+            throw new ArgumentException($"'{nameof(PreferredAddress)}' must be an IPv4 or IPv6 address.", argumentName);
+        }
+        if (preferred.Port == 0)
+        {
+            throw new ArgumentException($"'{nameof(PreferredAddress)}' needs a port other than 0.", argumentName);
+        }
+        if (preferred.Address.Equals(IPAddress.Any) || preferred.Address.Equals(IPAddress.IPv6Any))
+        {
+            throw new ArgumentException($"'{nameof(PreferredAddress)}' must be a specific address that clients can send to, not a wildcard.", argumentName);
+        }
+        if (preferred.Equals(ListenEndPoint))
+        {
+            throw new ArgumentException($"'{nameof(PreferredAddress)}' must differ from '{nameof(ListenEndPoint)}'.", argumentName);
+        }
+        bool dualStack = ListenEndPoint.Address.Equals(IPAddress.IPv6Any);
+        if (!dualStack && preferred.AddressFamily != ListenEndPoint.AddressFamily)
+        {
+            throw new ArgumentException($"'{nameof(PreferredAddress)}' must be of the address family of '{nameof(ListenEndPoint)}'.", argumentName);
+        }
+        if (EffectiveListenerSockets > 1 || ReusePortGroupSize > 1)
+        {
+            throw new ArgumentException($"'{nameof(PreferredAddress)}' is not supported with several listener sockets.", argumentName);
+        }
     }
 }

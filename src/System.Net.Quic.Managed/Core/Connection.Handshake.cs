@@ -161,6 +161,8 @@ internal sealed partial class Connection
             {
                 _peerIds.SetInitialResetToken(new StatelessResetToken(token));
             }
+            error = ApplyPreferredAddress(peer, out reason);
+            if (error != TransportErrorCode.NoError) return error;
         }
 
         error = ValidateVersionInformation(peer, out reason);

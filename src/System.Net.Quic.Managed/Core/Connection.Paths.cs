@@ -64,12 +64,15 @@ internal sealed partial class Connection
         if (_pathValidator is null) return;
         Span<byte> bytes = stackalloc byte[8];
         BinaryPrimitives.WriteUInt64BigEndian(bytes, data);
-        if (_pathValidator.OnResponse(bytes)) PathValidations++;
+        if (!_pathValidator.OnResponse(bytes)) return;
+        PathValidations++;
+        OnClientMigrationValidated();
     }
 
     private void OnPathValidationTimeout(long nowUs)
     {
         if (_pathValidator is null || !_pathValidator.OnTimeout(nowUs)) return;
+        OnClientMigrationFailed();
         // §9.3.2: validation of the new path failed: go back to the last validated one.
         if (IsServer && !_previousRemote.IsDefault) _remote = _previousRemote;
     }

@@ -179,7 +179,7 @@ internal sealed partial class Connection
             }
         }
 
-        if (!remote.Equals(_remote)) OnPeerAddressChange(remote, pn, space, nowUs);
+        if (ArrivedOnOtherPath(remote)) OnPeerAddressChange(remote, pn, space, nowUs);
         return ProcessPayload(space, PacketType.OneRtt, pn, packet.Slice(headerLength, plaintextLength), nowUs);
     }
 
@@ -255,7 +255,11 @@ internal sealed partial class Connection
         // RFC 9000 §9.3: only the largest packet number so far moves the path; older reordered packets do not.
         if (pn < space.Received.LargestReceived) return;
         if (!_handshake.IsConfirmed) return; // §9: no migration before the handshake is confirmed
+        // §9: only clients migrate; a client keeps its path when the server's packets come from elsewhere (in flight from
+        // the address it left, say) or reach a socket it left.
+        if (!IsServer) return;
         _remote = remote;
+        _localPath = _receiveLocalPath;
         OnPathChanged(nowUs);
     }
 }

@@ -83,6 +83,7 @@ internal sealed partial class Connection : IDisposable
         _initialSourceId = idGenerator?.Create(_random) ?? ConnectionId.Create(_random, options.LocalConnectionIdLength);
         _localIds = new LocalConnectionIdSet(_initialSourceId, _random, resetTokens ?? new StatelessResetTokenGenerator(_random), idGenerator);
         _localParameters = CreateLocalParameters();
+        SetUpPreferredAddress();
         QuicTelemetryCounters.ConnectionStarted();
     }
 

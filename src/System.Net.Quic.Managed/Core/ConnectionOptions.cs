@@ -80,4 +80,18 @@ internal sealed class ConnectionOptions
     /// 0): no discovery, every datagram stays at <see cref="MaxDatagramSize"/>.
     /// </summary>
     public int MaxPathDatagramSize { get; init; }
+
+    // Migration (RFC 9000 §9): Connection.Migration.cs.
+
+    /// <summary>Server: the IPv4 address advertised in the preferred_address transport parameter (RFC 9000 §9.6); null: none.</summary>
+    public System.Net.IPEndPoint? PreferredAddressV4 { get; init; }
+
+    /// <summary>Server: the IPv6 address advertised in the preferred_address transport parameter (RFC 9000 §9.6); null: none.</summary>
+    public System.Net.IPEndPoint? PreferredAddressV6 { get; init; }
+
+    /// <summary>Client: ignore a server's preferred address (RFC 9000 §9.6 lets a client stay where it is).</summary>
+    public bool DisablePreferredAddressMigration { get; init; }
+
+    /// <summary>Send the disable_active_migration transport parameter (RFC 9000 §18.2).</summary>
+    public bool DisableActiveMigration { get; init; }
 }

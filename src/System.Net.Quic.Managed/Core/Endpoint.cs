@@ -117,6 +117,22 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         _receiveEcn = 0;
     }
 
+    /// <summary>A datagram that arrived on local path <paramref name="localPath"/> (a second socket: preferred address, migration).</summary>
+    public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, byte localPath, long nowUs)
+    {
+        _receiveLocalPath = localPath;
+        try
+        {
+            Receive(datagram, remote, ecn, nowUs);
+        }
+        finally
+        {
+            _receiveLocalPath = 0;
+        }
+    }
+
+    private byte _receiveLocalPath;
+
     public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs)
     {
         _lastNowUs = nowUs;
@@ -128,7 +144,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         }
         if (connection is not null)
         {
-            connection.Receive(datagram, remote, _receiveEcn, nowUs);
+            connection.Receive(datagram, remote, _receiveEcn, _receiveLocalPath, nowUs);
             UpdateRoutes(connection);
             // Some datagrams end a connection at once (Version Negotiation, §6.2): a closed connection has no timer
             // left to run, so OnTimeout would never get to remove it.
@@ -281,7 +297,8 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         Connection connection = Connection.CreateServer(options, handshake, remote, originalDestination, clientDestination, clientSource, retrySource, nowUs, _resetTokens,
             _options.ConnectionIdGenerator, version, ChooseVersion(version, peek.TransportParameters), _options.SupportedVersions);
         if (addressValidatedByToken) connection.OnAddressValidatedByToken();
-        connection.Receive(datagram, remote, _receiveEcn, nowUs);
+        connection.StartOnLocalPath(_receiveLocalPath);
+        connection.Receive(datagram, remote, _receiveEcn, _receiveLocalPath, nowUs);
         if (connection.Statistics.PacketsReceived == 0)
         {
             // The peek opened a packet this connection could not (e.g. a version it does not take): keep nothing.
@@ -416,7 +433,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
                 if (next < first) break;
             }
             _sendCursor = (index + 1) % _connections.Count;
-            datagram = new OutgoingDatagram(total, connection.RemoteAddress, first, ecn);
+            datagram = new OutgoingDatagram(total, connection.RemoteAddress, first, ecn, connection.LocalPath);
             if (QuicEventSource.Log.DatagramsEnabled) LogSent(connection, buffer.Slice(0, total), first, nowUs);
             UpdateRoutes(connection);
             return true;

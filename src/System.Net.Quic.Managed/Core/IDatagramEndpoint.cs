@@ -20,6 +20,12 @@ internal interface IDatagramEndpoint
     void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs) => Receive(datagram, remote, nowUs);
 
     /// <summary>
+    /// <see cref="Receive(Span{byte}, in NetworkAddress, byte, long)"/> for a datagram that arrived on local path
+    /// <paramref name="localPath"/> (another socket of the same endpoint: a server's preferred address, a migrating client).
+    /// </summary>
+    void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, byte localPath, long nowUs) => Receive(datagram, remote, ecn, nowUs);
+
+    /// <summary>
     /// Writes the next datagram(s) to send into <paramref name="buffer"/>; the caller keeps calling until it
     /// returns false. Several datagrams to the same address may be written back to back, all of
     /// <see cref="OutgoingDatagram.SegmentSize"/> bytes except the last.

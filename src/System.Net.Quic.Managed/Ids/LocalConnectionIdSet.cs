@@ -68,6 +68,25 @@ internal sealed class LocalConnectionIdSet
         }
     }
 
+    /// <summary>
+    /// Issues the ID a server puts in its preferred_address transport parameter (RFC 9000 §5.1.1: sequence 1), routed like
+    /// the others but never advertised in NEW_CONNECTION_ID. Only before any other ID was issued.
+    /// </summary>
+    public IssuedConnectionId IssuePreferredAddressId()
+    {
+        if (_nextSequence != 1 || _idLength == 0) throw new InvalidOperationException("The preferred address ID is sequence 1, issued first.");
+        ConnectionId id;
+        do
+        {
+            id = _generator?.Create(_random) ?? ConnectionId.Create(_random, _idLength);
+        }
+        while (Contains(id));
+        var issued = new IssuedConnectionId(_nextSequence++, id, _tokens.Generate(id));
+        _active.Add(issued);
+        _routing.Enqueue(new ConnectionIdRoutingChange(id, true));
+        return issued;
+    }
+
     public bool Contains(in ConnectionId id)
     {
         foreach (IssuedConnectionId issued in _active)

@@ -127,6 +127,9 @@ public class PublicSurfaceTests
         ["property System.Net.Quic.Managed.QuicConnectionOptions.System.Net.Quic.Managed.QuicCongestionControlAlgorithm CongestionControlAlgorithm {get;set;}"] = "per-connection congestion controller (issue 15)",
         ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Net.Quic.Managed.QuicCongestionControlAlgorithm CongestionControlAlgorithm {get;set;}"] = "per-connection congestion controller (issue 15)",
         ["property System.Net.Quic.Managed.QuicServerConnectionOptions.System.Net.Quic.Managed.QuicCongestionControlAlgorithm CongestionControlAlgorithm {get;set;}"] = "per-connection congestion controller (issue 15)",
+        ["method System.Net.Quic.Managed.QuicConnection.System.Threading.Tasks.ValueTask MigrateAsync(System.Net.IPEndPoint=, System.Threading.CancellationToken=)"] = "active client migration to a new local socket (RFC 9000 §9.2, issue 15)",
+        ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Boolean DisablePreferredAddressMigration {get;set;}"] = "ignore the server's preferred address (RFC 9000 §9.6, issue 15)",
+        ["property System.Net.Quic.Managed.QuicListenerOptions.System.Net.IPEndPoint PreferredAddress {get;set;}"] = "server's preferred address: second socket, advertised (RFC 9000 §9.6, issue 15)",
     };
 
     private readonly ITestOutputHelper _output;

@@ -121,8 +121,39 @@ internal sealed class QuicPair : IDisposable
         => Network.RunUntil(() =>
         {
             if (ServerConnection is null && ServerEndpoint.TryAccept(out Connection accepted)) ServerConnection = accepted;
+            if (ClientConnection is { PreferredAddressMigrationPending: true } client) OnPreferredAddress(client);
             return condition();
         }, Network.NowUs + maxDurationUs);
+
+    /// <summary>The server's preferred address (RFC 9000 §9.6), a second address of the server host; see <see cref="AddServerPreferredAddress"/>.</summary>
+    public SimAddress ServerPreferredAddress { get; } = new(ServerHost, 8443);
+
+    /// <summary>The client's address for its path to the preferred address (its second socket, local path 1).</summary>
+    public SimAddress ClientPreferredPathAddress { get; } = new(ClientHost, 50100);
+
+    /// <summary>
+    /// Makes the server advertise <see cref="ServerPreferredAddress"/> and receive there (local path 1); call from the
+    /// constructor's configure callback, before the endpoints exist, or right after it.
+    /// </summary>
+    public void AddServerPreferredAddress()
+    {
+        ServerOptions = new ConnectionOptions
+        {
+            Random = new SeededRandomSource(Seed * 2 + 2), Name = "server", MaxDatagramSize = 1452, Streams = DefaultStreams,
+            PreferredAddressV4 = ServerPreferredAddress.ToIPEndPoint(), DisableActiveMigration = ServerOptions.DisableActiveMigration,
+        };
+        Server.AddPath(Network, 1, ServerPreferredAddress);
+    }
+
+    /// <summary>Preferred-address migrations the client started (the I/O layer's part, done here as the API layer does it).</summary>
+    public int PreferredAddressMigrations { get; private set; }
+
+    /// <summary>As the API layer: a socket of its own for the new path (local path 1), then the core validates and moves.</summary>
+    private void OnPreferredAddress(Connection client)
+    {
+        Client.AddPath(Network, 1, ClientPreferredPathAddress);
+        if (client.MigrateToPreferredAddress(1, Network.NowUs)) PreferredAddressMigrations++;
+    }
 
     public bool Handshake(long maxDurationUs = 30_000_000)
     {

@@ -297,7 +297,8 @@ internal sealed class SimulatedNetwork
                 TotalEvents++;
 
                 // The source is looked up again each time: a send may follow a Rebind done inside TrySend.
-                Send(_endpointAddresses[i], to, _sendBuffer.AsSpan(0, written), endpoint is IEcnSimulatedEndpoint ecn ? ecn.LastSentEcn : (byte)0);
+                SimAddress from = endpoint is IMultiPathSimulatedEndpoint { LastSentFrom: SimAddress other } ? other : _endpointAddresses[i];
+                Send(from, to, _sendBuffer.AsSpan(0, written), endpoint is IEcnSimulatedEndpoint ecn ? ecn.LastSentEcn : (byte)0);
             }
         }
 

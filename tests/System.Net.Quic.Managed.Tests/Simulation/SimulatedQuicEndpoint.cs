@@ -3,8 +3,11 @@ using System.Net.Quic.Managed.Core;
 namespace System.Net.Quic.Managed.Tests.Simulation;
 
 /// <summary>Puts a real sans-IO <see cref="Endpoint"/> on the simulated network (splitting GSO batches into datagrams).</summary>
-internal sealed class SimulatedQuicEndpoint : IEcnSimulatedEndpoint
+internal sealed class SimulatedQuicEndpoint : IEcnSimulatedEndpoint, IMultiPathSimulatedEndpoint
 {
+    private readonly Dictionary<byte, SimAddress> _paths = new();
+    private byte _batchPath;
+
     private readonly byte[] _receive = new byte[65536];
     private readonly byte[] _batch = new byte[65536];
     private int _batchOffset;
@@ -60,6 +63,7 @@ internal sealed class SimulatedQuicEndpoint : IEcnSimulatedEndpoint
             _batchLength = datagram.Length;
             _segment = datagram.SegmentSize;
             _batchEcn = datagram.Ecn;
+            _batchPath = datagram.LocalPath;
             _batchTarget = SimAddress.FromIPEndPoint(datagram.Remote.ToEndPoint());
         }
         written = Math.Min(_segment, _batchLength - _batchOffset);
@@ -67,6 +71,24 @@ internal sealed class SimulatedQuicEndpoint : IEcnSimulatedEndpoint
         _batchOffset += written;
         to = _batchTarget;
         return true;
+    }
+
+    /// <summary>The address the last datagram goes out from: null for path 0 (the one this endpoint is attached at).</summary>
+    public SimAddress? LastSentFrom => _batchPath == 0 ? null
+        : _paths.TryGetValue(_batchPath, out SimAddress from) ? from : throw new InvalidOperationException($"No address for local path {_batchPath}.");
+
+    /// <summary>Gives this endpoint local path <paramref name="path"/> at <paramref name="address"/> (a second socket).</summary>
+    public void AddPath(SimulatedNetwork network, byte path, SimAddress address)
+    {
+        network.AddEndpoint(address, new SimulatedPathPort(this, path));
+        _paths[path] = address;
+    }
+
+    /// <summary>A datagram arrived at the address of local path <paramref name="path"/>.</summary>
+    public void ReceiveOnPath(ReadOnlySpan<byte> datagram, SimAddress from, byte ecn, byte path, long nowUs)
+    {
+        datagram.CopyTo(_receive);
+        Endpoint.Receive(_receive.AsSpan(0, datagram.Length), ToNetwork(from), EcnCapable ? ecn : (byte)0, path, nowUs);
     }
 
     public long NextTimeoutUs => _batchOffset < _batchLength ? 0 : Endpoint.NextTimeoutUs;

@@ -205,6 +205,29 @@ public class TransportParametersTests
         Assert.False(new TransportParameters { PreferredAddress = new PreferredAddress() }.Encode() is { });
     }
 
+    /// <summary>Hostile preferred_address values: every truncation, and a connection ID longer than 20 bytes (RFC 9000 §18.2).</summary>
+    [Fact]
+    public void TruncatedOrOverlongPreferredAddressIsRejected()
+    {
+        byte[] value = new byte[4 + 2 + 16 + 2 + 1 + 8 + 16];
+        value[24] = 8;
+        Assert.True(PreferredAddress.TryDecode(value, out _));
+        for (int length = 0; length < value.Length; length++)
+        {
+            Assert.False(PreferredAddress.TryDecode(value.AsSpan(0, length), out _), $"truncated to {length}");
+            byte[] encoded = [0x0d, (byte)length, .. value.AsSpan(0, length)];
+            Assert.Equal(TransportErrorCode.TransportParameterError, TransportParameters.TryDecode(encoded, true, out _, out _));
+        }
+        byte[] overlong = new byte[4 + 2 + 16 + 2 + 1 + 21 + 16];
+        overlong[24] = 21;
+        Assert.False(PreferredAddress.TryDecode(overlong, out _));
+        Assert.Equal(TransportErrorCode.TransportParameterError, TransportParameters.TryDecode([0x0d, 0x40, (byte)overlong.Length, .. overlong], true, out _, out _));
+        // A length byte that claims more than the value holds.
+        byte[] claims = (byte[])value.Clone();
+        claims[24] = 20;
+        Assert.False(PreferredAddress.TryDecode(claims, out _));
+    }
+
     [Fact]
     public void WrongLengthStatelessResetTokenIsRejected()
     {

@@ -136,6 +136,7 @@ internal static class InteropEndpointRunner
         };
         QuicConnection connection = await QuicConnection.ConnectAsync(options, cancellationToken).ConfigureAwait(false);
         await using QuicMultiplexedConnection multiplexed = new(connection);
+        if (testCase.Name == "activemigration") return await DownloadWhileMigratingAsync(connection, multiplexed, config, alpn, urls, log, cancellationToken).ConfigureAwait(false);
         if (testCase.Name != "keyupdate")
         {
             bool done = await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
@@ -159,6 +160,56 @@ internal static class InteropEndpointRunner
         }
 
         return ok;
+    }
+
+    /// <summary>
+    /// The activemigration case (not a runner case): the client moves to a new local socket (QuicConnection.MigrateAsync,
+    /// RFC 9000 §9.2) once 100 KB arrived, while the download goes on; fails when the download ends first or the move fails.
+    /// </summary>
+    private static async Task<bool> DownloadWhileMigratingAsync(QuicConnection connection, QuicMultiplexedConnection multiplexed, InteropConfiguration config,
+        string alpn, IReadOnlyList<Uri> urls, TextWriter log, CancellationToken cancellationToken)
+    {
+        using CancellationTokenSource downloadsDone = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        Task<bool> migration = MigrateOnceAsync(connection, log, downloadsDone.Token);
+        bool ok = await InteropDownloader.RunAsync(multiplexed, alpn, urls, config.DownloadDirectory!, log, cancellationToken).ConfigureAwait(false);
+        downloadsDone.Cancel();
+        log.WriteLine($"connected {connection.LocalEndPoint} -> {connection.RemoteEndPoint}: alpn={connection.NegotiatedApplicationProtocol} cipher={connection.NegotiatedCipherSuite}");
+        if (!await migration.ConfigureAwait(false))
+        {
+            log.WriteLine("activemigration: the download ended before the migration completed");
+            return false;
+        }
+        return ok;
+    }
+
+    private static async Task<bool> MigrateOnceAsync(QuicConnection connection, TextWriter log, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await connection.WaitForHandshakeAsync(cancellationToken).ConfigureAwait(false);
+            while (connection.GetStatistics().BytesReceived < 100_000) await Task.Delay(2, cancellationToken).ConfigureAwait(false);
+            IPEndPoint before = connection.LocalEndPoint;
+            // The handshake is confirmed a round trip after it completes (HANDSHAKE_DONE): ask again until allowed.
+            while (true)
+            {
+                try
+                {
+                    await connection.MigrateAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
+                    break;
+                }
+                catch (QuicException e) when (e.Message.Contains("confirmed", StringComparison.Ordinal) || e.Message.Contains("connection ID", StringComparison.Ordinal))
+                {
+                    await Task.Delay(5, cancellationToken).ConfigureAwait(false);
+                }
+            }
+            log.WriteLine($"activemigration: moved from {before} to {connection.LocalEndPoint} after {connection.GetStatistics().BytesReceived} bytes, remote {connection.RemoteEndPoint}");
+            return true;
+        }
+        catch (Exception e) when (e is OperationCanceledException or QuicException)
+        {
+            log.WriteLine($"activemigration: {e.GetType().Name}: {e.Message}");
+            return false;
+        }
     }
 
     /// <summary>The next connection resumes with this one's ticket, which the server sends after the handshake: wait for it (2 s at most).</summary>
@@ -199,6 +250,13 @@ internal static class InteropEndpointRunner
         {
             return false;
         }
+    }
+
+    /// <summary>PREFERRED_ADDRESS (ip:port) when set, else the listen address with port + 2 (null for a wildcard address).</summary>
+    private static IPEndPoint? PreferredAddressFor(IPAddress listen, int port)
+    {
+        if (Environment.GetEnvironmentVariable("PREFERRED_ADDRESS") is { Length: > 0 } configured && IPEndPoint.TryParse(configured, out IPEndPoint? given)) return given;
+        return listen.Equals(IPAddress.Any) || listen.Equals(IPAddress.IPv6Any) ? null : new IPEndPoint(listen, port + 2);
     }
 
     private static async Task<int> RunServerAsync(InteropConfiguration config, InteropTestCase testCase, TextWriter log, CancellationToken cancellationToken)
@@ -248,6 +306,8 @@ internal static class InteropEndpointRunner
                     RequireRetry = testCase.Name == "retry",
                     // The runner's v2 case: v1 clients that offer v2 are answered in v2 (compatible negotiation, RFC 9368).
                     ProtocolVersions = testCase.Name == "v2" ? [QuicProtocolVersion.Version2, QuicProtocolVersion.Version1] : null,
+                    // The runner's connectionmigration case: a preferred address (RFC 9000 §9.6) the clients move to.
+                    PreferredAddress = testCase.Name == "connectionmigration" ? PreferredAddressFor(address, config.Port) : null,
                     ApplicationProtocols = [new SslApplicationProtocol(alpn)],
                     ConnectionOptionsCallback = (_, _, _) => ValueTask.FromResult(new QuicServerConnectionOptions
                     {

@@ -28,10 +28,11 @@ internal sealed record InteropTestCase(string Name, string Alpn, bool ClientSupp
         new("zerortt", AlpnHq, true, true, "client: the second connection sends its requests as 0-RTT (EnableEarlyData); server: accepts 0-RTT"),
         new("keyupdate", AlpnHq, true, true, "client: QuicConnection.UpdateKeysAsync once, as soon as RFC 9001 §6 allows, while downloading; server: answering is the transport's"),
         new("v2", AlpnHq, true, true, "client: first Initial in v1 offering v2 (ProtocolVersions); server: answers such clients in v2 (compatible version negotiation, RFC 9368)"),
-        new("connectionmigration", AlpnHq, false, false, "needs active migration / preferred_address: not in the transport yet"),
+        new("connectionmigration", AlpnHq, true, true, "client: moves to the server's preferred_address after the handshake (RFC 9000 §9.6, automatic); server: advertises PREFERRED_ADDRESS, or HOST:PORT+2 (QuicListenerOptions.PreferredAddress)"),
         new("rebind", AlpnHq, true, true, "NAT rebinding is passive; handled (or not) by the transport"),
         new("rebind-port", AlpnHq, true, true, "as rebind"),
         new("rebind-addr", AlpnHq, true, true, "as rebind"),
+        new("activemigration", AlpnHq, true, true, "not a runner case: client: QuicConnection.MigrateAsync to a new socket once during the download; server: passive, as rebind"),
     ];
 
     public static IReadOnlyList<InteropTestCase> All => s_cases;

@@ -1,0 +1,182 @@
+using System.Net.Quic.Managed.Ids;
+using System.Net.Quic.Managed.Wire;
+
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>
+/// Paths beyond the first (RFC 9000 §9): the server's preferred address (§9.6) and the client's active migration to a new
+/// local address (§9.2, §9.5). The core stays sans-IO: every path is a local path number (which socket of the I/O layer
+/// sends and received a datagram; 0 is the one the connection started on) and the peer's address. A client migration moves
+/// all traffic to the new path at once, with an unused peer connection ID (§9.5), and validates it with PATH_CHALLENGE;
+/// when validation fails the client goes back to the previous path (with yet another unused ID when it has one).
+/// </summary>
+internal sealed partial class Connection
+{
+    private byte _localPath;
+    private byte _previousLocalPath;
+    private byte _receiveLocalPath;
+    private NetworkAddress _preferredAddress;
+    private bool _preferredAddressHandled;
+    private bool _migratedToPreferredAddress;
+    private bool _clientMigrationPending;
+
+    /// <summary>The local path (socket of the I/O layer) datagrams of this connection go out on; 0 is the first one.</summary>
+    public byte LocalPath => _localPath;
+
+    /// <summary>Server: the client's first Initial arrived on local path <paramref name="localPath"/>: answer from there.</summary>
+    public void StartOnLocalPath(byte localPath) => _localPath = localPath;
+
+    /// <summary>Client: how the last migration ended (Idle before any).</summary>
+    public PathValidationState MigrationState { get; private set; }
+
+    /// <summary>Client: migrations started so far (each ends in <see cref="MigrationState"/> Validated or Failed).</summary>
+    public int MigrationsStarted { get; private set; }
+
+    /// <summary>Client migrations that failed validation and went back to the previous path.</summary>
+    public int MigrationsFailed { get; private set; }
+
+    /// <summary>Client: the server's preferred address of our address family, or default when it gave none (or we ignore it).</summary>
+    public NetworkAddress PreferredAddress => _preferredAddress;
+
+    /// <summary>
+    /// Client: the handshake is confirmed and the server offered a preferred address we have not acted on yet: the I/O layer
+    /// opens a socket for it (or reuses its own) and calls <see cref="MigrateToPreferredAddress"/>, or <see cref="DeclinePreferredAddress"/>.
+    /// </summary>
+    public bool PreferredAddressMigrationPending
+        => !IsServer && !_preferredAddressHandled && !_preferredAddress.IsDefault && _handshake.IsConfirmed && _close.Phase == ConnectionPhase.Open;
+
+    /// <summary>True when the peer allows active migration now (§18.2: disable_active_migration does not cover the preferred address).</summary>
+    public bool PeerAllowsActiveMigration => PeerParameters?.DisableActiveMigration != true || _migratedToPreferredAddress;
+
+    /// <summary>Client: stops considering the server's preferred address.</summary>
+    public void DeclinePreferredAddress() => _preferredAddressHandled = true;
+
+    /// <summary>
+    /// Client: moves to the server's preferred address (RFC 9000 §9.6.1) from local path <paramref name="localPath"/>, with
+    /// the connection ID of the transport parameter, and validates the path. False when there is nothing to move to.
+    /// </summary>
+    public bool MigrateToPreferredAddress(byte localPath, long nowUs)
+    {
+        if (!PreferredAddressMigrationPending) return false;
+        _preferredAddressHandled = true;
+        if (!StartClientMigration(localPath, _preferredAddress, nowUs)) return false;
+        _migratedToPreferredAddress = true;
+        return true;
+    }
+
+    /// <summary>
+    /// Client: the I/O layer opened local path <paramref name="localPath"/> (a new socket): move there with an unused peer
+    /// connection ID (§9.5) and validate it. False when migration is not allowed (server, handshake not confirmed, the peer
+    /// sent disable_active_migration, a migration still validating) or the peer gave no spare connection ID.
+    /// </summary>
+    public bool MigrateLocalPath(byte localPath, long nowUs)
+    {
+        if (!PeerAllowsActiveMigration) return false;
+        return StartClientMigration(localPath, _remote, nowUs);
+    }
+
+    private bool StartClientMigration(byte localPath, in NetworkAddress remote, long nowUs)
+    {
+        if (IsServer || !_handshake.IsConfirmed || _close.Phase != ConnectionPhase.Open) return false;
+        if (_clientMigrationPending) return false;
+        if (!_peerIds.TryRotate()) return false;
+        bool newHost = !remote.SameHost(_remote);
+        _previousRemote = _remote;
+        _previousLocalPath = _localPath;
+        _remote = remote;
+        _localPath = localPath;
+        _clientMigrationPending = true;
+        MigrationState = PathValidationState.Pending;
+        MigrationsStarted++;
+        _pathValidator ??= new PathValidator(_random);
+        _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
+        _pathChallengePending = true;
+        // §9.4: a new path has its own RTT (the congestion controller keeps its state: it has no reset yet).
+        if (newHost || localPath != _previousLocalPath) _recovery.Rtt.Reset();
+        _ecn.OnPathChanged();
+        _pmtu.OnPathChanged();
+        _maxDatagramSize = _pmtu.Current;
+        return true;
+    }
+
+    /// <summary>Validation of the client's new path ended (from the path validator's response or timeout).</summary>
+    private void OnClientMigrationValidated()
+    {
+        if (!_clientMigrationPending) return;
+        _clientMigrationPending = false;
+        MigrationState = PathValidationState.Validated;
+    }
+
+    private void OnClientMigrationFailed()
+    {
+        if (!_clientMigrationPending) return;
+        _clientMigrationPending = false;
+        MigrationState = PathValidationState.Failed;
+        MigrationsFailed++;
+        // §9.3.2 / §9.6.3: back to the last validated path; its old ID was retired, so a fresh one when we have it (§9.5).
+        _remote = _previousRemote;
+        _localPath = _previousLocalPath;
+        _peerIds.TryRotate();
+        _recovery.Rtt.Reset();
+        _ecn.OnPathChanged();
+        _pmtu.OnPathChanged();
+        _maxDatagramSize = _pmtu.Current;
+    }
+
+    /// <summary>The local path of the datagram being received (set by the endpoint around <see cref="Receive(Span{byte}, in NetworkAddress, long)"/>).</summary>
+    public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, byte localPath, long nowUs)
+    {
+        _receiveLocalPath = localPath;
+        try
+        {
+            Receive(datagram, remote, ecn, nowUs);
+        }
+        finally
+        {
+            _receiveLocalPath = 0;
+        }
+    }
+
+    /// <summary>True when a 1-RTT packet arrived on another path than the current one (another peer address or local socket).</summary>
+    private bool ArrivedOnOtherPath(in NetworkAddress remote) => !remote.Equals(_remote) || _receiveLocalPath != _localPath;
+
+    /// <summary>Server: the transport parameter and its ID (sequence 1) when the options name a preferred address.</summary>
+    private void SetUpPreferredAddress()
+    {
+        if (_options.DisableActiveMigration) _localParameters.DisableActiveMigration = true;
+        if (!IsServer || (_options.PreferredAddressV4 is null && _options.PreferredAddressV6 is null) || _initialSourceId.Length == 0) return;
+        IssuedConnectionId issued = _localIds.IssuePreferredAddressId();
+        byte[] token = new byte[StatelessResetToken.Length];
+        issued.ResetToken.CopyTo(token);
+        _localParameters.PreferredAddress = new PreferredAddress
+        {
+            IPv4Address = _options.PreferredAddressV4?.Address ?? System.Net.IPAddress.Any,
+            IPv4Port = (ushort)(_options.PreferredAddressV4?.Port ?? 0),
+            IPv6Address = _options.PreferredAddressV6?.Address ?? System.Net.IPAddress.IPv6Any,
+            IPv6Port = (ushort)(_options.PreferredAddressV6?.Port ?? 0),
+            ConnectionId = issued.Id.Span.ToArray(),
+            StatelessResetToken = token,
+        };
+    }
+
+    /// <summary>Client: the server's preferred_address parameter: its ID is sequence 1 (§5.1.1), its address our target.</summary>
+    private TransportErrorCode ApplyPreferredAddress(TransportParameters peer, out string? reason)
+    {
+        reason = null;
+        if (IsServer || peer.PreferredAddress is not { } preferred) return TransportErrorCode.NoError;
+        TransportErrorCode error = _peerIds.OnNewConnectionId(1, 0, new ConnectionId(preferred.ConnectionId),
+            new StatelessResetToken(preferred.StatelessResetToken), out reason);
+        if (error != TransportErrorCode.NoError)
+        {
+            reason = "preferred_address: " + reason;
+            return TransportErrorCode.TransportParameterError;
+        }
+        if (_options.DisablePreferredAddressMigration) return TransportErrorCode.NoError;
+        System.Net.IPEndPoint? target = _remote.IsIPv6 ? preferred.IPv6EndPoint : preferred.IPv4EndPoint;
+        if (target is null || target.Port == 0) return TransportErrorCode.NoError;
+        var address = NetworkAddress.FromEndPoint(target);
+        if (address.IsIPv6 != _remote.IsIPv6 || address == _remote) return TransportErrorCode.NoError;
+        _preferredAddress = address;
+        return TransportErrorCode.NoError;
+    }
+}
