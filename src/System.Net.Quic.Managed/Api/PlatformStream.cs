@@ -59,6 +59,10 @@ internal sealed class PlatformStream : QuicStreamImpl
 
     public override void CompleteWrites() => _inner.CompleteWrites();
 
+    // System.Net.Quic exposes no stream priority (msquic has QUIC_PARAM_STREAM_PRIORITY, but the .NET wrapper does not
+    // surface it): the value is stored so the property round-trips, and msquic schedules as it always does.
+    public override QuicStreamPriority Priority { get; set; }
+
     public override ValueTask DisposeAsync() => _inner.DisposeAsync();
 
     public override string ToString() => _inner.ToString();
