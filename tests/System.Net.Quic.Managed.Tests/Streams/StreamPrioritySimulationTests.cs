@@ -274,8 +274,8 @@ public class StreamPrioritySimulationTests(ITestOutputHelper output)
     }
 
     /// <summary>
-    /// Retransmissions go first regardless of priority: an urgency-7 stream has sent 500 KB over a lossy link when an
-    /// urgency-0 stream starts 4 MB (and never pauses for credit). The low-priority stream's new data waits, but the
+    /// Retransmissions go first regardless of priority: an urgency-7 stream has sent 500 KB over a lossy link, and a loss
+    /// of it was just declared, when an urgency-0 stream starts 4 MB (and never pauses for credit). The low-priority stream's new data waits, but the
     /// holes in what it had already sent are repaired at once: the receiver can read all of those 500 KB within a few
     /// RTTs, not after the urgent stream's last byte.
     /// </summary>
@@ -289,7 +289,8 @@ public class StreamPrioritySimulationTests(ITestOutputHelper output)
         long urgentStartUs = -1, lowSentAtStart = -1, lowReceivedAtStart = -1, repairedUs = -1;
         app.OnStep = x =>
         {
-            if (urgent is null && x.SentOffset(low) >= 500_000)
+            // Start when a loss of the low-priority stream was just declared: a hole waits for its retransmission.
+            if (urgent is null && x.SentOffset(low) >= 500_000 && x.Sender.Streams.TryGetStream(low.Id, out TransportStream? s) && s.Send!.HasRetransmission)
             {
                 urgent = x.Open(4_000_000, urgency: 0);
                 urgentStartUs = x.NowUs;
