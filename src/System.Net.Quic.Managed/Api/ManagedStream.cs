@@ -49,6 +49,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     private volatile bool _writeAbortRequested;
     private volatile bool _writesCompleted;
     private int _disposed;
+    private int _priorityBits = QuicStreamPriority.DefaultUrgency; // urgency | (non-incremental ? 8 : 0)
     private int _readInProgress;
     private int _writeInProgress;
     // Reused for every read and write (one of each at a time): no allocation per operation.
@@ -582,6 +583,30 @@ internal sealed class ManagedStream : QuicStreamImpl
         Exception aborted = QuicExceptionFactory.OperationAborted("Writing was aborted on this stream.");
         FailWrite(aborted);
         Fault(_writesClosed, aborted);
+    }
+
+    public override QuicStreamPriority Priority
+    {
+        get => UnpackPriority(Volatile.Read(ref _priorityBits));
+        set
+        {
+            ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, typeof(QuicStream));
+            int bits = value.Urgency | (value.Incremental ? 0 : 8);
+            if (Interlocked.Exchange(ref _priorityBits, bits) == bits) return;
+            // Ordered with writes: a priority set before a write applies to that write's data.
+            if (_connection.Host.Driver.IsDriverThread) ApplyPriorityOnDriver();
+            else Post(static (state, _) => ((ManagedStream)state).ApplyPriorityOnDriver());
+        }
+    }
+
+    private static QuicStreamPriority UnpackPriority(int bits) => new(bits & 7, (bits & 8) == 0);
+
+    /// <summary>Driver thread: hands the latest priority to the scheduler (several quick sets apply the last one).</summary>
+    private void ApplyPriorityOnDriver()
+    {
+        if (_ended) return;
+        QuicStreamPriority priority = UnpackPriority(Volatile.Read(ref _priorityBits));
+        Core.SetStreamPriority(Id, priority.Urgency, priority.Incremental);
     }
 
     public override void CompleteWrites()

@@ -11,6 +11,8 @@ internal sealed class PlatformStream : QuicStreamImpl
     private readonly P.QuicStream _inner;
     private readonly Task _readsClosed;
     private readonly Task _writesClosed;
+    private QuicStreamPriority _priority;
+    private int _disposed;
 
     public PlatformStream(P.QuicStream inner)
     {
@@ -59,7 +61,23 @@ internal sealed class PlatformStream : QuicStreamImpl
 
     public override void CompleteWrites() => _inner.CompleteWrites();
 
-    public override ValueTask DisposeAsync() => _inner.DisposeAsync();
+    // System.Net.Quic exposes no stream priority (msquic has QUIC_PARAM_STREAM_PRIORITY, but the .NET wrapper does not
+    // surface it): the value is stored so the property round-trips, and msquic schedules as it always does.
+    public override QuicStreamPriority Priority
+    {
+        get => _priority;
+        set
+        {
+            ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, typeof(QuicStream));
+            _priority = value;
+        }
+    }
+
+    public override ValueTask DisposeAsync()
+    {
+        Volatile.Write(ref _disposed, 1);
+        return _inner.DisposeAsync();
+    }
 
     public override string ToString() => _inner.ToString();
 }

@@ -34,6 +34,19 @@ public sealed class QuicStream : Stream
     /// <summary>Gracefully ends the write side: the peer reads to the end (FIN).</summary>
     public void CompleteWrites() => _impl.CompleteWrites();
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: this stream's send priority (RFC 9218 model, see <see cref="QuicStreamPriority"/>),
+    /// <see cref="QuicStreamPriority.Default"/> until set. It can be changed at any time and applies to the data not sent
+    /// yet. Local only: nothing is signalled to the peer. On the msquic provider the value is stored but not applied
+    /// (System.Net.Quic has no priority API).
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">Set after the stream was disposed.</exception>
+    public QuicStreamPriority Priority
+    {
+        get => _impl.Priority;
+        set => _impl.Priority = value;
+    }
+
     /// <inheritdoc />
     public override bool CanRead => _impl.CanRead;
 

@@ -26,5 +26,8 @@ internal abstract class QuicStreamImpl
 
     public abstract void CompleteWrites();
 
+    /// <summary>The send priority; setting it applies from the next packet on (managed) or is only stored (msquic).</summary>
+    public abstract QuicStreamPriority Priority { get; set; }
+
     public abstract ValueTask DisposeAsync();
 }

@@ -342,13 +342,17 @@ internal sealed partial class Connection
     private bool WriteStreamFrames(ref QuicWriter writer, SentFrameList frames, long nowUs)
     {
         bool wrote = false;
-        // Visit each sendable stream at most once per packet: one waiting only for connection credit stays queued (round robin).
+        // Priority order (StreamTable scheduler: urgent lane of control frames and retransmissions, then urgency levels).
+        // Served streams are re-queued at the end, so each queue entry is visited at most once per packet; one waiting
+        // only for connection credit stays queued.
         int visits = _streams.SendableCount;
-        while (visits-- > 0 && writer.Remaining > MinFrameRoom && _streams.TryDequeueSendable(out TransportStream? stream))
+        while (visits-- > 0 && writer.Remaining > MinFrameRoom && _streams.TryDequeueSendable(out TransportStream? stream, out bool urgentOnly))
         {
             wrote |= WriteStreamControlFrames(stream, ref writer, frames, nowUs);
             SendStream? send = stream.Send;
-            while (send is not null && writer.Remaining > MinFrameRoom && send.TryPeekNextToSend(out long offset, out long available, out bool fin))
+            // From the urgent lane only lost data goes now; new data waits for the stream's priority level.
+            while (send is not null && writer.Remaining > MinFrameRoom && (!urgentOnly || send.HasRetransmission)
+                && send.TryPeekNextToSend(out long offset, out long available, out bool fin))
             {
                 int max = StreamFrame.GetMaxDataLength(writer.Remaining, (ulong)stream.Id, (ulong)offset, hasLength: true);
                 if (max < 0 || (max == 0 && !(fin && available == 0))) break;
@@ -365,8 +369,9 @@ internal sealed partial class Connection
                 wrote = true;
                 if (frameFin || length == 0) break;
             }
-            if (stream.WantsToSend) _streams.MarkSendable(stream);
+            _streams.OnServed(stream);
         }
+        _streams.EndSendRound();
         return wrote;
     }
 

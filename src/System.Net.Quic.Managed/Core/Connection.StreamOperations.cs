@@ -108,6 +108,18 @@ internal sealed partial class Connection
         ReleaseIfClosed(stream);
     }
 
+    /// <summary>
+    /// Sets a stream's send priority (RFC 9218 model: urgency 0..7, lower first; incremental streams of one urgency
+    /// share round-robin, non-incremental ones go one at a time in id order). Local only: nothing is signalled. Returns
+    /// false when the stream is gone.
+    /// </summary>
+    public bool SetStreamPriority(long streamId, int urgency, bool incremental)
+    {
+        if (!_streams.TryGetStream(streamId, out TransportStream? stream)) return false;
+        _streams.SetPriority(stream, urgency, incremental);
+        return true;
+    }
+
     /// <summary>The stream's write side: stop-sending code from the peer (the app must stop writing), or null.</summary>
     public ulong? GetStopSendingCode(long streamId)
         => _streams.TryGetStream(streamId, out TransportStream? stream) ? stream.Send?.StopSendingErrorCode : null;

@@ -124,6 +124,31 @@ internal sealed class SendStream
         }
     }
 
+    /// <summary>
+    /// New data within stream credit, or a FIN not sent yet: what the priority scheduler orders (retransmissions and
+    /// control frames take the urgent lane instead). Connection credit is not considered.
+    /// </summary>
+    public bool HasNewStreamData
+    {
+        get
+        {
+            if (State is not (SendStreamState.Ready or SendStreamState.Send))
+            {
+                return false;
+            }
+
+            if (_buffer.MaxSentOffset < _buffer.WriteOffset)
+            {
+                return _credit.Available > 0;
+            }
+
+            return _buffer.IsFinRequested && !_buffer.IsFinSent;
+        }
+    }
+
+    /// <summary>Lost data or a lost FIN waits for retransmission (RFC 9000 §13.3).</summary>
+    public bool HasRetransmission => State is SendStreamState.Send or SendStreamState.DataSent && _buffer.HasRetransmission;
+
     /// <summary>Anything for this stream's sending part to put in a packet (data, RESET_STREAM, STREAM_DATA_BLOCKED).</summary>
     public bool WantsToSend => HasStreamDataToSend || _resetFramePending || NeedsStreamDataBlocked;
 

@@ -1,5 +1,6 @@
 using System.Collections.Generic;
 using System.Diagnostics.CodeAnalysis;
+using System.Numerics;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Streams;
@@ -7,7 +8,8 @@ namespace System.Net.Quic.Managed.Streams;
 /// <summary>
 /// All streams of one connection: id → stream, stream-count limits in both directions (RFC 9000 §4.6), connection
 /// flow control (§4.1), the per-frame stream-state checks of §19, implicit opening (§3.2), an accept queue of new
-/// peer streams, and a round-robin queue of streams with something to send.
+/// peer streams, and the send scheduler: an urgent lane for control frames and retransmissions, then eight RFC 9218
+/// urgency levels (see <see cref="MarkSendable"/>).
 /// </summary>
 internal sealed class StreamTable
 {
@@ -18,8 +20,14 @@ internal sealed class StreamTable
     private readonly LocalStreamLimit _localUni;
     private readonly RemoteStreamLimit _remoteBidi;
     private readonly RemoteStreamLimit _remoteUni;
-    private TransportStream? _sendHead;
-    private TransportStream? _sendTail;
+    private readonly TransportStream?[] _sequentialHead = new TransportStream?[UrgencyLevels];
+    private readonly TransportStream?[] _sequentialTail = new TransportStream?[UrgencyLevels];
+    private readonly TransportStream?[] _incrementalHead = new TransportStream?[UrgencyLevels];
+    private readonly TransportStream?[] _incrementalTail = new TransportStream?[UrgencyLevels];
+    private int _levelMask;
+    private TransportStream? _urgentHead;
+    private TransportStream? _urgentTail;
+    private TransportStream? _deferred;
     private long _peerMaxStreamDataBidiLocal;
     private long _peerMaxStreamDataBidiRemote;
     private long _peerMaxStreamDataUni;
@@ -300,47 +308,93 @@ internal sealed class StreamTable
     /// <summary>New MAX_DATA value to send (auto-tunes the connection window).</summary>
     public long CommitMaxData(long nowUs, long smoothedRttUs) => ConnectionReceiveWindow.CommitUpdate(nowUs, smoothedRttUs);
 
-    /// <summary>Puts a stream at the tail of the round-robin send queue (no-op if queued or released).</summary>
+    /// <summary>Urgency of a stream nobody prioritised (RFC 9218 §4.1 default).</summary>
+    public const int DefaultUrgency = 3;
+
+    /// <summary>
+    /// Incremental flag of a stream nobody prioritised. True (unlike RFC 9218's HTTP default): streams of equal priority
+    /// share the pipe round-robin, as this stack always did, so an unprioritised small stream never waits behind a bulk one.
+    /// </summary>
+    public const bool DefaultIncremental = true;
+
+    /// <summary>Number of urgency levels (0..7).</summary>
+    public const int UrgencyLevels = 8;
+
+    /// <summary>
+    /// Queues a stream that has something to send. The send scheduler (RFC 9218 model) has an urgent lane, served first
+    /// in FIFO order, for control frames (RESET_STREAM, STOP_SENDING, MAX_STREAM_DATA, STREAM_DATA_BLOCKED) and
+    /// retransmissions of lost data, and one list per urgency level for new data: the lowest level with a stream is
+    /// served; within it non-incremental streams one at a time in id order, then incremental ones round-robin.
+    /// A stream may be in the urgent lane and its level at once. No-op if released or already queued where it belongs.
+    /// </summary>
     public void MarkSendable(TransportStream stream)
     {
-        if (stream.InSendQueue || stream.IsReleased)
+        if (stream.IsReleased)
         {
             return;
         }
 
-        stream.InSendQueue = true;
-        stream.NextInSendQueue = null;
-        SendableCount++;
-        if (_sendTail is null)
+        if (!stream.InUrgentQueue && NeedsUrgentService(stream))
         {
-            _sendHead = stream;
-        }
-        else
-        {
-            _sendTail.NextInSendQueue = stream;
-        }
-
-        _sendTail = stream;
-    }
-
-    /// <summary>
-    /// Takes the stream at the head of the send queue. Fairness: the caller writes one frame's worth for it and calls
-    /// <see cref="MarkSendable"/> again if <see cref="TransportStream.WantsToSend"/> still holds, so it goes to the tail.
-    /// </summary>
-    public bool TryDequeueSendable([NotNullWhen(true)] out TransportStream? stream)
-    {
-        while (_sendHead is not null)
-        {
-            stream = _sendHead;
-            _sendHead = stream.NextInSendQueue;
-            if (_sendHead is null)
+            stream.InUrgentQueue = true;
+            stream.NextInUrgentQueue = null;
+            SendableCount++;
+            if (_urgentTail is null)
             {
-                _sendTail = null;
+                _urgentHead = stream;
+            }
+            else
+            {
+                _urgentTail.NextInUrgentQueue = stream;
             }
 
-            stream.NextInSendQueue = null;
-            stream.InSendQueue = false;
+            _urgentTail = stream;
+        }
+
+        if (!stream.InSendQueue && stream.Send is { } send && send.HasNewStreamData)
+        {
+            LinkIntoLevel(stream);
+        }
+    }
+
+    /// <summary>Control frames or lost data to send: served before any priority level so priorities never starve them.</summary>
+    private static bool NeedsUrgentService(TransportStream stream)
+        => (stream.Receive is { } receive && receive.WantsToSend)
+            || (stream.Send is { } send && (send.NeedsResetFrame || send.HasRetransmission || send.NeedsStreamDataBlocked));
+
+    /// <summary>
+    /// Takes the next stream to serve: the urgent lane's head (<paramref name="urgentOnly"/>: write only its control
+    /// frames and retransmissions), else the head of the most urgent non-empty level. O(1). The caller writes what it
+    /// can and then calls <see cref="OnServed"/>; the stream is re-queued by <see cref="EndSendRound"/>, so each queued
+    /// entry is visited at most once per packet.
+    /// </summary>
+    public bool TryDequeueSendable([NotNullWhen(true)] out TransportStream? stream, out bool urgentOnly)
+    {
+        while (_urgentHead is not null)
+        {
+            stream = _urgentHead;
+            _urgentHead = stream.NextInUrgentQueue;
+            if (_urgentHead is null)
+            {
+                _urgentTail = null;
+            }
+
+            stream.NextInUrgentQueue = null;
+            stream.InUrgentQueue = false;
             SendableCount--;
+            if (!stream.IsReleased)
+            {
+                urgentOnly = true;
+                return true;
+            }
+        }
+
+        urgentOnly = false;
+        while (_levelMask != 0)
+        {
+            int level = BitOperations.TrailingZeroCount(_levelMask);
+            stream = _sequentialHead[level] ?? _incrementalHead[level]!;
+            UnlinkFromLevel(stream);
             if (!stream.IsReleased)
             {
                 return true;
@@ -349,6 +403,194 @@ internal sealed class StreamTable
 
         stream = null;
         return false;
+    }
+
+    /// <summary>As <see cref="TryDequeueSendable(out TransportStream?, out bool)"/>, for callers that serve a stream fully either way.</summary>
+    public bool TryDequeueSendable([NotNullWhen(true)] out TransportStream? stream) => TryDequeueSendable(out stream, out _);
+
+    /// <summary>A stream from <see cref="TryDequeueSendable(out TransportStream?, out bool)"/> was served; it is re-queued (if it still wants to send) by <see cref="EndSendRound"/>.</summary>
+    public void OnServed(TransportStream stream)
+    {
+        if (stream.IsDeferred)
+        {
+            return;
+        }
+
+        stream.IsDeferred = true;
+        stream.NextDeferred = _deferred;
+        _deferred = stream;
+    }
+
+    /// <summary>
+    /// Re-queues the streams served during one packet. A non-incremental stream returns to its place in id order (the
+    /// head: it keeps the level until done); an incremental one goes to its level's tail (round-robin).
+    /// </summary>
+    public void EndSendRound()
+    {
+        TransportStream? stream = _deferred;
+        if (stream is null)
+        {
+            return;
+        }
+
+        _deferred = null;
+        if (stream.NextDeferred is null)
+        {
+            // One stream served: the bulk-transfer fast path.
+            stream.IsDeferred = false;
+            MarkSendable(stream);
+            return;
+        }
+
+        // Served in order A, B, C: the chain is C, B, A. Reverse it so incremental streams keep their rotation order.
+        TransportStream? ordered = null;
+        while (stream is not null)
+        {
+            TransportStream? next = stream.NextDeferred;
+            stream.NextDeferred = ordered;
+            ordered = stream;
+            stream = next;
+        }
+
+        while (ordered is not null)
+        {
+            TransportStream? next = ordered.NextDeferred;
+            ordered.NextDeferred = null;
+            ordered.IsDeferred = false;
+            MarkSendable(ordered);
+            ordered = next;
+        }
+    }
+
+    /// <summary>
+    /// Sets a stream's priority (urgency 0..7, lower first; incremental or not). A queued stream moves to its new place
+    /// at once, so the change applies from the next packet on.
+    /// </summary>
+    public void SetPriority(TransportStream stream, int urgency, bool incremental)
+    {
+        if ((uint)urgency >= UrgencyLevels)
+        {
+            throw new ArgumentOutOfRangeException(nameof(urgency), urgency, "The urgency must be between 0 (most urgent) and 7 (least urgent).");
+        }
+
+        if (stream.Urgency == urgency && stream.Incremental == incremental)
+        {
+            return;
+        }
+
+        bool queued = stream.InSendQueue;
+        if (queued)
+        {
+            UnlinkFromLevel(stream);
+        }
+
+        stream.Urgency = urgency;
+        stream.Incremental = incremental;
+        if (queued)
+        {
+            LinkIntoLevel(stream);
+        }
+    }
+
+    private void LinkIntoLevel(TransportStream stream)
+    {
+        int level = stream.Urgency;
+        stream.InSendQueue = true;
+        SendableCount++;
+        _levelMask |= 1 << level;
+        if (stream.Incremental)
+        {
+            TransportStream? tail = _incrementalTail[level];
+            stream.NextInSendQueue = null;
+            stream.PrevInSendQueue = tail;
+            if (tail is null)
+            {
+                _incrementalHead[level] = stream;
+            }
+            else
+            {
+                tail.NextInSendQueue = stream;
+            }
+
+            _incrementalTail[level] = stream;
+            return;
+        }
+
+        // Non-incremental: keep id order. The common cases are O(1): a new (higher-id) stream goes to the tail, the
+        // stream being served returns to the head.
+        TransportStream? after = _sequentialTail[level];
+        if (after is not null && after.Id > stream.Id)
+        {
+            TransportStream? head = _sequentialHead[level];
+            if (head!.Id > stream.Id)
+            {
+                after = null;
+            }
+            else
+            {
+                after = head;
+                while (after.NextInSendQueue is { } next && next.Id < stream.Id)
+                {
+                    after = next;
+                }
+            }
+        }
+
+        TransportStream? before = after is null ? _sequentialHead[level] : after.NextInSendQueue;
+        stream.PrevInSendQueue = after;
+        stream.NextInSendQueue = before;
+        if (after is null)
+        {
+            _sequentialHead[level] = stream;
+        }
+        else
+        {
+            after.NextInSendQueue = stream;
+        }
+
+        if (before is null)
+        {
+            _sequentialTail[level] = stream;
+        }
+        else
+        {
+            before.PrevInSendQueue = stream;
+        }
+    }
+
+    private void UnlinkFromLevel(TransportStream stream)
+    {
+        int level = stream.Urgency;
+        TransportStream?[] heads = stream.Incremental ? _incrementalHead : _sequentialHead;
+        TransportStream?[] tails = stream.Incremental ? _incrementalTail : _sequentialTail;
+        TransportStream? prev = stream.PrevInSendQueue;
+        TransportStream? next = stream.NextInSendQueue;
+        if (prev is null)
+        {
+            heads[level] = next;
+        }
+        else
+        {
+            prev.NextInSendQueue = next;
+        }
+
+        if (next is null)
+        {
+            tails[level] = prev;
+        }
+        else
+        {
+            next.PrevInSendQueue = prev;
+        }
+
+        stream.NextInSendQueue = null;
+        stream.PrevInSendQueue = null;
+        stream.InSendQueue = false;
+        SendableCount--;
+        if (_sequentialHead[level] is null && _incrementalHead[level] is null)
+        {
+            _levelMask &= ~(1 << level);
+        }
     }
 
     /// <summary>
@@ -362,27 +604,40 @@ internal sealed class StreamTable
             MarkSendable(stream);
         }
 
-        return stream.InSendQueue;
+        return stream.InSendQueue || stream.InUrgentQueue;
     }
 
-    public bool HasSendableStreams => _sendHead is not null;
+    public bool HasSendableStreams => _levelMask != 0 || _urgentHead is not null;
 
     /// <summary>True when one of our bidirectional streams (a request, in HTTP terms) has something queued to send.</summary>
     public bool HasSendableLocalBidirectionalStream
     {
         get
         {
-            for (TransportStream? s = _sendHead; s is not null; s = s.NextInSendQueue)
+            for (TransportStream? s = _urgentHead; s is not null; s = s.NextInUrgentQueue)
             {
                 if (s.IsLocal && !s.IsUnidirectional) return true;
+            }
+            for (int level = 0; level < UrgencyLevels; level++)
+            {
+                if (HasLocalBidirectional(_sequentialHead[level]) || HasLocalBidirectional(_incrementalHead[level])) return true;
             }
             return false;
         }
     }
 
+    private static bool HasLocalBidirectional(TransportStream? first)
+    {
+        for (TransportStream? s = first; s is not null; s = s.NextInSendQueue)
+        {
+            if (s.IsLocal && !s.IsUnidirectional) return true;
+        }
+        return false;
+    }
+
     /// <summary>
-    /// Streams queued. A packet builder visits at most this many (snapshot before the loop): a stream that only waits
-    /// for connection credit stays queued and would otherwise be visited forever.
+    /// Queue entries (a stream in the urgent lane and a level counts twice). A packet builder visits at most this many
+    /// (snapshot before the loop).
     /// </summary>
     public int SendableCount { get; private set; }
 

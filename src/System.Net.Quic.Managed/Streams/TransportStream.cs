@@ -37,7 +37,22 @@ internal sealed class TransportStream
     /// <summary>Removed from its table; ignore it.</summary>
     public bool IsReleased { get; internal set; }
 
-    // Intrusive round-robin send queue links, owned by StreamTable.
+    /// <summary>
+    /// RFC 9218-model urgency, 0 (most urgent) to 7; local only (never signalled). Changed through
+    /// <see cref="StreamTable.SetPriority"/> so a queued stream moves to its new level.
+    /// </summary>
+    public int Urgency { get; internal set; } = StreamTable.DefaultUrgency;
+
+    /// <summary>Incremental streams of one urgency share the pipe round-robin; non-incremental ones go one at a time in id order.</summary>
+    public bool Incremental { get; internal set; } = StreamTable.DefaultIncremental;
+
+    // Intrusive scheduler links, owned by StreamTable: the priority level's list (doubly linked so a priority change can
+    // unlink a stream from the middle), the control/retransmission lane, and the per-packet deferral chain.
     internal TransportStream? NextInSendQueue;
+    internal TransportStream? PrevInSendQueue;
     internal bool InSendQueue;
+    internal TransportStream? NextInUrgentQueue;
+    internal bool InUrgentQueue;
+    internal TransportStream? NextDeferred;
+    internal bool IsDeferred;
 }

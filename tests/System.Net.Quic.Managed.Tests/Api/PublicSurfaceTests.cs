@@ -130,6 +130,21 @@ public class PublicSurfaceTests
         ["method System.Net.Quic.Managed.QuicConnection.System.Threading.Tasks.ValueTask MigrateAsync(System.Net.IPEndPoint=, System.Threading.CancellationToken=)"] = "active client migration to a new local socket (RFC 9000 §9.2, issue 15)",
         ["property System.Net.Quic.Managed.QuicClientConnectionOptions.System.Boolean DisablePreferredAddressMigration {get;set;}"] = "ignore the server's preferred address (RFC 9000 §9.6, issue 15)",
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Net.IPEndPoint PreferredAddress {get;set;}"] = "server's preferred address: second socket, advertised (RFC 9000 §9.6, issue 15)",
+        ["property System.Net.Quic.Managed.QuicStream.System.Net.Quic.Managed.QuicStreamPriority Priority {get;set;}"] = "per-stream send priority, RFC 9218 model (issue 15; msquic provider: stored, not applied)",
+        ["type struct System.Net.Quic.Managed.QuicStreamPriority : System.ValueType"] = "stream priority value: urgency 0..7 and incremental flag (issue 15)",
+        ["implements System.Net.Quic.Managed.QuicStreamPriority System.IEquatable<System.Net.Quic.Managed.QuicStreamPriority>"] = "value equality of priorities",
+        ["ctor System.Net.Quic.Managed.QuicStreamPriority(System.Int32, System.Boolean)"] = "urgency (ArgumentOutOfRangeException outside 0..7) and incremental flag",
+        ["field System.Net.Quic.Managed.QuicStreamPriority.System.Int32 DefaultUrgency"] = "RFC 9218 default urgency 3",
+        ["field System.Net.Quic.Managed.QuicStreamPriority.System.Int32 MinUrgency"] = "most urgent level 0",
+        ["field System.Net.Quic.Managed.QuicStreamPriority.System.Int32 MaxUrgency"] = "least urgent level 7",
+        ["property System.Net.Quic.Managed.QuicStreamPriority.static System.Net.Quic.Managed.QuicStreamPriority Default {get;}"] = "urgency 3, incremental (= default(QuicStreamPriority))",
+        ["property System.Net.Quic.Managed.QuicStreamPriority.System.Int32 Urgency {get;}"] = "urgency 0..7",
+        ["property System.Net.Quic.Managed.QuicStreamPriority.System.Boolean Incremental {get;}"] = "round-robin within the urgency (true) or one stream at a time (false)",
+        ["method System.Net.Quic.Managed.QuicStreamPriority.System.Boolean Equals(System.Net.Quic.Managed.QuicStreamPriority)"] = "IEquatable",
+        ["method System.Net.Quic.Managed.QuicStreamPriority.System.Boolean Equals(System.Object)"] = "value equality",
+        ["method System.Net.Quic.Managed.QuicStreamPriority.System.Int32 GetHashCode()"] = "value equality",
+        ["method System.Net.Quic.Managed.QuicStreamPriority.System.String ToString()"] = "RFC 9218 Priority field syntax",
+        ["method System.Net.Quic.Managed.QuicStreamPriority.System.Type GetType()"] = "inherited from object",
     };
 
     private readonly ITestOutputHelper _output;
