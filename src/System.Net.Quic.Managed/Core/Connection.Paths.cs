@@ -12,7 +12,6 @@ internal sealed partial class Connection
     private void OnPathChanged(long nowUs)
     {
         _pathValidator ??= new PathValidator(_random);
-        if (_pathValidator.State != PathValidationState.Pending) _previousRemote = _remote;
         _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
         _pathChallengePending = true;
         // A port-only change is probably NAT rebinding (§9.3): the congestion state still fits; otherwise start over.
@@ -43,6 +42,9 @@ internal sealed partial class Connection
     {
         if (!_pathChallengePending || _pathValidator is null || writer.Remaining < PathChallengeFrame.EncodedLength) return false;
         _pathChallengePending = false;
+        // The validation ended (validated, or timed out while an amplification-limited path could not send yet).
+        if (_pathValidator.State != PathValidationState.Pending) return false;
+        _pathFrameInPacket = true;
         Span<byte> data = stackalloc byte[8];
         _pathValidator.CreateChallenge(data);
         RequireWritten(new PathChallengeFrame(BinaryPrimitives.ReadUInt64BigEndian(data)).TryWrite(ref writer), FrameType.PathChallenge);
@@ -66,6 +68,7 @@ internal sealed partial class Connection
         BinaryPrimitives.WriteUInt64BigEndian(bytes, data);
         if (!_pathValidator.OnResponse(bytes)) return;
         PathValidations++;
+        if (IsServer) _amplification.OnAddressValidated(); // §8.2: the peer's new address is validated
         OnClientMigrationValidated();
     }
 
@@ -74,7 +77,11 @@ internal sealed partial class Connection
         if (_pathValidator is null || !_pathValidator.OnTimeout(nowUs)) return;
         OnClientMigrationFailed();
         // §9.3.2: validation of the new path failed: go back to the last validated one.
-        if (IsServer && !_previousRemote.IsDefault) _remote = _previousRemote;
+        if (IsServer && !_previousRemote.IsDefault)
+        {
+            _remote = _previousRemote;
+            _amplification.OnAddressValidated(); // that address was validated before
+        }
     }
 
     /// <summary>Paths validated so far (for tests and statistics).</summary>

@@ -16,6 +16,7 @@ internal sealed partial class Connection
     {
         if (_close.Phase is ConnectionPhase.Closed or ConnectionPhase.Draining) return;
         _lastEventUs = nowUs;
+        _receivingDatagramLength = datagram.Length;
         Statistics.DatagramsReceived++;
         Statistics.BytesReceived += datagram.Length;
         QuicTelemetryCounters.DatagramReceived(datagram.Length);
@@ -258,8 +259,15 @@ internal sealed partial class Connection
         // §9: only clients migrate; a client keeps its path when the server's packets come from elsewhere (in flight from
         // the address it left, say) or reach a socket it left.
         if (!IsServer) return;
+        // The address to go back to if the new one fails validation is the last validated one: the current address,
+        // unless it is itself still being validated (the client moved again meanwhile).
+        if (_pathValidator is not { State: PathValidationState.Pending }) _previousRemote = _remote;
         _remote = remote;
         _localPath = _receiveLocalPath;
+        // §9.3 / §8: until the new address is validated, at most three times what arrived from it is sent there (this
+        // datagram included); an attacker spoofing a victim's address cannot turn the connection into an amplifier.
+        _amplification = default;
+        _amplification.OnDatagramReceived(_receivingDatagramLength);
         OnPathChanged(nowUs);
     }
 }

@@ -29,7 +29,9 @@ internal sealed partial class Connection
         {
             long remaining = _amplification.Remaining;
             if (remaining < max) max = (int)remaining;
-            if (max < MinInitialDatagramSize)
+            // During the handshake a server's datagrams are full-size or none (§8.1); on a new path after it (§9.3) a
+            // smaller one may go (a PATH_CHALLENGE is padded only as far as the limit allows, §8.2.1).
+            if (max < (_handshake.IsConfirmed ? MinShortDatagramSize : MinInitialDatagramSize))
             {
                 // RFC 9000 §8.1: blocked until the client sends more (or its address is validated).
                 _recovery.SetAmplificationLimited(true, nowUs);
@@ -151,12 +153,16 @@ internal sealed partial class Connection
         SentFrameList frames = _framePool.Rent();
         bool probe = space.ProbesPending > 0;
         bool zeroRtt = packet.ZeroRtt;
+        _pathFrameInPacket = false;
         bool ackEliciting = WriteFrames(space, ref packet.Writer, frames, probe, zeroRtt, nowUs);
         if (packet.IsEmpty)
         {
             _framePool.Return(frames);
             return 0;
         }
+        // RFC 9000 §8.2.1, §8.2.2: a datagram with PATH_CHALLENGE or PATH_RESPONSE is expanded to 1200 bytes (as far as
+        // this datagram's room, capped by the new path's amplification limit, allows): it checks the path's MTU too.
+        if (_pathFrameInPacket) padTo = Math.Max(padTo, Math.Min(destination.Length, MinInitialDatagramSize));
 
         int total = packet.Seal(padTo, out bool padded);
         if (ackEliciting && space.ProbesPending > 0)
@@ -277,6 +283,7 @@ internal sealed partial class Connection
         {
             RequireWritten(new PathResponseFrame(_pathResponses.Dequeue()).TryWrite(ref writer), FrameType.PathResponse);
             frames.Add(SentFrame.PathResponse());
+            _pathFrameInPacket = true;
             wrote = true;
         }
         wrote |= WritePathChallenge(ref writer, frames, nowUs);

@@ -20,6 +20,10 @@ internal sealed partial class Connection : IDisposable
     /// <summary>The smallest datagram that may carry an Initial packet (RFC 9000 §14.1).</summary>
     public const int MinInitialDatagramSize = 1200;
 
+    /// <summary>The smallest datagram worth sending on an amplification-limited path after the handshake: a short header
+    /// with a 20-byte connection ID, a PATH_CHALLENGE or PATH_RESPONSE, and the AEAD tag.</summary>
+    private const int MinShortDatagramSize = 64;
+
     private readonly ConnectionOptions _options;
     private readonly ICryptoHandshake _tls;
     private readonly IRandomSource _random;
@@ -197,6 +201,8 @@ internal sealed partial class Connection : IDisposable
     private PathValidator? _pathValidator;
     private NetworkAddress _previousRemote;
     private bool _pathChallengePending;
+    private bool _pathFrameInPacket;       // the packet being built carries PATH_CHALLENGE or PATH_RESPONSE (padded, §8.2)
+    private int _receivingDatagramLength;  // the datagram being processed (counted for a new path's amplification limit)
     private ConnectionId _currentPacketDestination;
     // StreamOperations
     private long _currentSendPhaseFirstPacket;

@@ -25,13 +25,24 @@ internal sealed class PathValidator
 
     public PathValidationState State { get; private set; } = PathValidationState.Idle;
 
-    /// <summary>Begins validation at <paramref name="nowUs"/>; the abandon deadline is 3 × <paramref name="ptoUs"/>.</summary>
+    /// <summary>
+    /// The PTO of a path nothing is known about yet (RFC 9002 §6.2.2 with kInitialRtt = 333 ms: 333 + 4 × 166.5 ms,
+    /// plus a 25 ms max_ack_delay), the floor of the abandon deadline (RFC 9000 §8.2.4).
+    /// </summary>
+    public const long NewPathPtoUs = 1_024_000;
+
+    /// <summary>
+    /// Begins validation at <paramref name="nowUs"/>. RFC 9000 §8.2.4: the abandon deadline is three times the larger of
+    /// the current PTO (<paramref name="ptoUs"/>) and a new path's PTO; three times the current one alone gave up after
+    /// ~60 ms on a 20 ms path, before a challenge lost twice (or held back by the new path's amplification limit) could
+    /// get through.
+    /// </summary>
     public void Start(long nowUs, long ptoUs)
     {
         _count = 0;
         _next = 0;
         _startedUs = nowUs;
-        _timeoutUs = 3 * ptoUs;
+        _timeoutUs = 3 * Math.Max(ptoUs, NewPathPtoUs);
         State = PathValidationState.Pending;
     }
 

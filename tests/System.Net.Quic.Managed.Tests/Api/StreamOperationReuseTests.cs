@@ -67,13 +67,12 @@ public class StreamOperationReuseTests
         Assert.True(await inbound.ReadAsync(buffer, ct) > 0);
         await Task.Delay(300, ct); // everything is buffered by now
         // Both batches on this thread, without an await between them: the first warms up what is allocated once per
-        // stream (the credit report item). The shared pool's caches are created on first use (per thread, then per
-        // size for the process): warmed up here with two returns.
+        // stream (the credit report item). The chunk pool fills on first use: warmed up here with two returns.
         Assert.Equal(20, SynchronousReads(inbound, buffer, 20, ct));
-        byte[] a = System.Buffers.ArrayPool<byte>.Shared.Rent(StreamReceiveQueue.ChunkSize);
-        byte[] b = System.Buffers.ArrayPool<byte>.Shared.Rent(StreamReceiveQueue.ChunkSize);
-        System.Buffers.ArrayPool<byte>.Shared.Return(a);
-        System.Buffers.ArrayPool<byte>.Shared.Return(b);
+        byte[] a = StreamReceiveQueue.Chunks.Rent(StreamReceiveQueue.ChunkSize);
+        byte[] b = StreamReceiveQueue.Chunks.Rent(StreamReceiveQueue.ChunkSize);
+        StreamReceiveQueue.Chunks.Return(a);
+        StreamReceiveQueue.Chunks.Return(b);
         long before = GC.GetAllocatedBytesForCurrentThread();
         int synchronous = SynchronousReads(inbound, buffer, 20, ct);
         long allocated = GC.GetAllocatedBytesForCurrentThread() - before;

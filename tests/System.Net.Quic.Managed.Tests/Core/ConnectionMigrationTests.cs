@@ -97,6 +97,84 @@ public class ConnectionMigrationTests(ITestOutputHelper output)
     }
 
     /// <summary>
+    /// RFC 9000 §9.3 / §8: an attacker forwards one of the client's packets with a victim's source address. The server
+    /// moves to the victim's address but, the address not being validated, sends it at most three times what came from
+    /// it; the real client's next packets bring the connection back and the download completes byte-exact.
+    /// </summary>
+    [Fact]
+    public void AForwardedPacketWithASpoofedSourceGetsAtMostThreeTimesItsSizeBeforeValidation()
+    {
+        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
+        using var pair = new QuicPair(seed: 704, link);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        pair.RunUntil(() => client.IsHandshakeConfirmed, 1_000_000);
+        const long total = 2 << 20;
+        var download = new StreamTransfer(pair, server, client, total);
+        var victim = new SimAddress(QuicPair.ClientHost, 50009);
+        bool spoofed = false;
+        long spoofedBytes = 0, toVictim = 0;
+        pair.Network.Interceptor = d =>
+        {
+            if (d.To == victim) toVictim += d.Data.Length;
+            if (!spoofed && d.From == pair.ClientAddress && download.Received > total / 3)
+            {
+                spoofed = true;
+                spoofedBytes = d.Data.Length;
+                pair.Network.Inject(victim, d.To, d.Data, pair.Network.NowUs + 1_000);
+                return InterceptAction.Drop;
+            }
+            return InterceptAction.Pass;
+        };
+        pair.RunUntil(() => download.Step(), 60_000_000);
+        output.WriteLine($"spoofed datagram {spoofedBytes} B, server sent the victim {toVictim} B, validations {server.PathValidations}");
+        Assert.True(spoofed);
+        Assert.True(download.ReceivedFin && !download.Corrupted);
+        Assert.True(toVictim > 0, "the server answered the spoofed address at all (the test exercised the path change)");
+        Assert.True(toVictim <= 3 * spoofedBytes, $"{toVictim} B sent to an unvalidated address after receiving {spoofedBytes} B from it");
+        Assert.Equal(SimulatedQuicEndpoint.ToNetwork(pair.ClientAddress), server.RemoteAddress);
+    }
+
+    /// <summary>
+    /// RFC 9000 §8.2.1 / §8.2.2: datagrams carrying PATH_CHALLENGE or PATH_RESPONSE are expanded to at least 1200 bytes.
+    /// In a download the client otherwise sends only small ACK datagrams: after its NAT rebinding, the datagram with its
+    /// PATH_RESPONSE is the one of 1200 bytes or more.
+    /// </summary>
+    [Fact]
+    public void PathResponseDatagramsArePaddedTo1200Bytes()
+    {
+        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
+        using var pair = new QuicPair(seed: 705, link);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        pair.RunUntil(() => client.IsHandshakeConfirmed, 1_000_000);
+        const long total = 2 << 20;
+        var download = new StreamTransfer(pair, server, client, total);
+        var newAddress = new SimAddress(QuicPair.ClientHost, 50010);
+        bool rebound = false;
+        int largeFromNewAddress = 0;
+        pair.Network.Interceptor = d =>
+        {
+            if (d.From == newAddress && d.Data.Length >= Connection.MinInitialDatagramSize) largeFromNewAddress++;
+            return InterceptAction.Pass;
+        };
+        pair.RunUntil(() =>
+        {
+            bool done = download.Step();
+            if (!rebound && download.Received > total / 3)
+            {
+                pair.Network.Rebind(pair.Client, newAddress);
+                rebound = true;
+            }
+            return done;
+        }, 60_000_000);
+        output.WriteLine($"client datagrams of 1200+ bytes from the new address: {largeFromNewAddress}; validations {server.PathValidations}");
+        Assert.True(download.ReceivedFin && !download.Corrupted);
+        Assert.Equal(1, server.PathValidations);
+        Assert.True(largeFromNewAddress >= 1);
+    }
+
+    /// <summary>
     /// RFC 9000 §9.5: a client that migrates on purpose (new local address) switches to a connection ID the server issued
     /// but that was never used, validates the path, and retires the old ID (RETIRE_CONNECTION_ID), so the server stops
     /// routing it and issues a replacement.

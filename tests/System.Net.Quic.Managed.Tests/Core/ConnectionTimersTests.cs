@@ -85,15 +85,26 @@ public class PathValidatorTests
     [Fact]
     public void AbandonedAfterThreePtos()
     {
+        // RFC 9000 §8.2.4: three times the larger of the current PTO and a new path's (kInitialRtt) PTO.
         var validator = new PathValidator(new SeededRandomSource(5));
-        validator.Start(nowUs: 1000, ptoUs: 100_000);
+        validator.Start(nowUs: 1000, ptoUs: 1_500_000);
         Span<byte> data = stackalloc byte[8];
         validator.CreateChallenge(data);
-        Assert.Equal(301_000, validator.DeadlineUs);
-        Assert.False(validator.OnTimeout(300_999));
-        Assert.True(validator.OnTimeout(301_000));
+        Assert.Equal(4_501_000, validator.DeadlineUs);
+        Assert.False(validator.OnTimeout(4_500_999));
+        Assert.True(validator.OnTimeout(4_501_000));
         Assert.Equal(PathValidationState.Failed, validator.State);
         Assert.False(validator.OnResponse(data)); // too late
+    }
+
+    [Fact]
+    public void AShortPtoStillWaitsForANewPathsPto()
+    {
+        var validator = new PathValidator(new SeededRandomSource(5));
+        validator.Start(nowUs: 1000, ptoUs: 100_000); // a 20 ms path: 3 x PTO alone would give up after 300 ms
+        Assert.Equal(1000 + 3 * PathValidator.NewPathPtoUs, validator.DeadlineUs);
+        Assert.False(validator.OnTimeout(301_000));
+        Assert.Equal(PathValidationState.Pending, validator.State);
     }
 
     [Fact]
