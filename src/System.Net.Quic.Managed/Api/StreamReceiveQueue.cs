@@ -18,10 +18,10 @@ internal sealed class StreamReceiveQueue
     /// <summary>
     /// The chunks' own pool. They are rented on the driver thread and returned on the reader's, a pattern
     /// ArrayPool.Shared (per-thread and per-core caches of a few arrays) answers by allocating a new chunk now and then
-    /// (QuicPerf's bulk download allocated 0.5-4 KB per MiB that way); one pool shared by all threads, up to 256 chunks
-    /// (4 MiB) kept, does not.
+    /// (QuicPerf's bulk download allocated 0.5-4 KB per MiB that way); one pool shared by all threads does not. It keeps
+    /// up to 1,024 chunks (16 MiB, one default stream window: a reader that falls a window behind returns that many).
     /// </summary>
-    internal static readonly ArrayPool<byte> Chunks = ArrayPool<byte>.Create(ChunkSize, 256);
+    internal static readonly ArrayPool<byte> Chunks = ArrayPool<byte>.Create(ChunkSize, 1024);
 
     // A ring of chunk references: _chunks[(_first + i) % length] for i in [0, _count).
     private byte[]?[] _chunks = Array.Empty<byte[]?>();

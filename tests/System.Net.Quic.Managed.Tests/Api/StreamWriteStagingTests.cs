@@ -38,45 +38,37 @@ public class StreamWriteStagingTests
     [Fact]
     public async Task SmallWritesCompleteSynchronouslyAndArriveInOrder()
     {
-        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
-        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
-        await using (client)
-        await using (server)
+        await WithConnectedPairAsync("managed", async (client, server, ct) =>
         {
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-            await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token);
+            await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
             long offset = 0;
             int synchronous = 0;
             for (int i = 0; i < 100; i++)
             {
-                ValueTask write = outbound.WriteAsync(Slice(offset, 100), completeWrites: i == 99, timeout.Token);
+                ValueTask write = outbound.WriteAsync(Slice(offset, 100), completeWrites: i == 99, ct);
                 if (write.IsCompletedSuccessfully) synchronous++;
                 await write;
                 offset += 100;
             }
             // 10,000 bytes fit in the stage whatever the driver does meanwhile: none waits for the driver thread.
             Assert.Equal(100, synchronous);
-            await outbound.WritesClosed.WaitAsync(timeout.Token); // everything arrived (and was acknowledged)
-            await using QuicStream inbound = await server.AcceptInboundStreamAsync(timeout.Token);
+            await outbound.WritesClosed.WaitAsync(ct); // everything arrived (and was acknowledged)
+            await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
             // What came with the stream's opening is in its buffer before AcceptInboundStreamAsync hands it out.
-            Assert.True(inbound.ReadAsync(new byte[1], timeout.Token).IsCompletedSuccessfully);
-            Assert.Equal(offset - 1, await ReadAndCheckToEndAsync(inbound, timeout.Token, start: 1));
-        }
+            Assert.True(inbound.ReadAsync(new byte[1], ct).IsCompletedSuccessfully);
+            Assert.Equal(offset - 1, await ReadAndCheckToEndAsync(inbound, ct, start: 1));
+        });
     }
 
     [Fact]
     public async Task StagedAndLargeWritesInterleavedKeepTheirOrder()
     {
-        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
-        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
-        await using (client)
-        await using (server)
+        await WithConnectedPairAsync("managed", async (client, server, ct) =>
         {
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-            await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token);
-            await outbound.WriteAsync(Slice(0, 1), timeout.Token);
-            await using QuicStream inbound = await server.AcceptInboundStreamAsync(timeout.Token);
-            Task<long> reader = ReadAndCheckToEndAsync(inbound, timeout.Token);
+            await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+            await outbound.WriteAsync(Slice(0, 1), ct);
+            await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
+            Task<long> reader = ReadAndCheckToEndAsync(inbound, ct);
             var random = new Random(1234);
             long offset = 1;
             for (int i = 0; i < 300; i++)
@@ -88,45 +80,41 @@ public class StreamWriteStagingTests
                     1 => 16 * 1024,
                     _ => random.Next(1, 6000),
                 };
-                await outbound.WriteAsync(Slice(offset, size), timeout.Token);
+                await outbound.WriteAsync(Slice(offset, size), ct);
                 offset += size;
             }
             outbound.CompleteWrites(); // the FIN must follow whatever is still staged
             Assert.Equal(offset, await reader);
-            await outbound.WritesClosed.WaitAsync(timeout.Token);
-        }
+            await outbound.WritesClosed.WaitAsync(ct);
+        });
     }
 
     [Fact]
     public async Task BytesStagedBehindAFullSendBufferAreDeliveredWhenTheStreamIsDisposed()
     {
-        await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
-        var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
-        await using (client)
-        await using (server)
+        await WithConnectedPairAsync("managed", async (client, server, ct) =>
         {
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-            QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, timeout.Token);
-            await outbound.WriteAsync(Slice(0, 1), timeout.Token);
-            await using QuicStream inbound = await server.AcceptInboundStreamAsync(timeout.Token);
-            Assert.Equal(1, await inbound.ReadAsync(new byte[1], timeout.Token));
+            QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+            await outbound.WriteAsync(Slice(0, 1), ct);
+            await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
+            Assert.Equal(1, await inbound.ReadAsync(new byte[1], ct));
             // The peer reads nothing more: its 64 KiB window stops the sender, whose 1 MiB send buffer fills with large
             // writes; the small writes after them wait in the stage, and the disposal's FIN waits behind them.
             long offset = 1;
             for (int i = 0; i < 17; i++)
             {
-                await outbound.WriteAsync(Slice(offset, 64 * 1024), timeout.Token);
+                await outbound.WriteAsync(Slice(offset, 64 * 1024), ct);
                 offset += 64 * 1024;
             }
             for (int i = 0; i < 10; i++)
             {
-                await outbound.WriteAsync(Slice(offset, 1000), timeout.Token);
+                await outbound.WriteAsync(Slice(offset, 1000), ct);
                 offset += 1000;
             }
             ValueTask disposal = outbound.DisposeAsync();
-            long total = await ReadAndCheckToEndAsync(inbound, timeout.Token, start: 1);
+            long total = await ReadAndCheckToEndAsync(inbound, ct, start: 1);
             Assert.Equal(offset - 1, total);
-            await disposal.AsTask().WaitAsync(timeout.Token);
-        }
+            await disposal.AsTask().WaitAsync(ct);
+        });
     }
 }

@@ -8,6 +8,17 @@ public class ConnectionMigrationTests(ITestOutputHelper output)
 {
     private static byte[] ShortHeaderDcid(InterceptedDatagram d) => d.Data.Slice(1, 8).ToArray();
 
+    /// <summary>A pair over a 20 ms RTT, 50 Mbit/s link whose handshake is confirmed.</summary>
+    private static QuicPair ConfirmedPair(int seed, out Connection client, out Connection server)
+    {
+        var pair = new QuicPair(seed, new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 });
+        Assert.True(pair.Handshake());
+        Connection c = client = pair.ClientConnection!;
+        server = pair.ServerConnection!;
+        pair.RunUntil(() => c.IsHandshakeConfirmed, 1_000_000);
+        return pair;
+    }
+
     /// <summary>
     /// RFC 9000 §9.3: the client's NAT gives it a new port in the middle of a transfer. The server notices the new
     /// address on the next packet, validates it with PATH_CHALLENGE/PATH_RESPONSE, sends there, and the transfer completes.
@@ -15,11 +26,7 @@ public class ConnectionMigrationTests(ITestOutputHelper output)
     [Fact]
     public void NatRebindingMidTransferIsValidatedAndTheTransferCompletes()
     {
-        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
-        using var pair = new QuicPair(seed: 700, link);
-        Assert.True(pair.Handshake());
-        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
-        pair.RunUntil(() => client.IsHandshakeConfirmed, 1_000_000);
+        using QuicPair pair = ConfirmedPair(700, out Connection client, out Connection server);
         const long total = 4 << 20;
         // Both directions: the client uploads, the server downloads, so both notice the rebinding.
         var upload = new StreamTransfer(pair, client, server, total);
@@ -61,11 +68,7 @@ public class ConnectionMigrationTests(ITestOutputHelper output)
     [Fact]
     public void NatRebindingSurvivesTheLossOfThePathChallenge()
     {
-        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
-        using var pair = new QuicPair(seed: 702, link);
-        Assert.True(pair.Handshake());
-        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
-        pair.RunUntil(() => client.IsHandshakeConfirmed, 1_000_000);
+        using QuicPair pair = ConfirmedPair(702, out Connection client, out Connection server);
         const long total = 2 << 20;
         var upload = new StreamTransfer(pair, client, server, total);
         SimAddress oldAddress = pair.ClientAddress, newAddress = new(QuicPair.ClientHost, 50003);
@@ -104,11 +107,7 @@ public class ConnectionMigrationTests(ITestOutputHelper output)
     [Fact]
     public void AForwardedPacketWithASpoofedSourceGetsAtMostThreeTimesItsSizeBeforeValidation()
     {
-        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
-        using var pair = new QuicPair(seed: 704, link);
-        Assert.True(pair.Handshake());
-        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
-        pair.RunUntil(() => client.IsHandshakeConfirmed, 1_000_000);
+        using QuicPair pair = ConfirmedPair(704, out Connection client, out Connection server);
         const long total = 2 << 20;
         var download = new StreamTransfer(pair, server, client, total);
         var victim = new SimAddress(QuicPair.ClientHost, 50009);
@@ -143,11 +142,7 @@ public class ConnectionMigrationTests(ITestOutputHelper output)
     [Fact]
     public void PathResponseDatagramsArePaddedTo1200Bytes()
     {
-        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
-        using var pair = new QuicPair(seed: 705, link);
-        Assert.True(pair.Handshake());
-        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
-        pair.RunUntil(() => client.IsHandshakeConfirmed, 1_000_000);
+        using QuicPair pair = ConfirmedPair(705, out Connection client, out Connection server);
         const long total = 2 << 20;
         var download = new StreamTransfer(pair, server, client, total);
         var newAddress = new SimAddress(QuicPair.ClientHost, 50010);
