@@ -29,7 +29,7 @@ internal sealed class ListenerWorkerHandoff(int firstWorker = 0) : IDatagramHand
     /// <summary>The group index of this listener's first worker (0 unless the group spans processes).</summary>
     public int FirstWorker => firstWorker;
 
-    public bool TryHandOff(int worker, ReadOnlySpan<byte> datagram, in NetworkAddress remote)
+    public bool TryHandOff(int worker, ReadOnlySpan<byte> datagram, in NetworkAddress remote, byte ecn)
     {
         ManagedDriverHost[] hosts = _hosts;
         worker -= firstWorker;
@@ -37,17 +37,17 @@ internal sealed class ListenerWorkerHandoff(int firstWorker = 0) : IDatagramHand
         byte[] copy = ArrayPool<byte>.Shared.Rent(datagram.Length);
         datagram.CopyTo(copy);
         Interlocked.Increment(ref _handedOff);
-        hosts[worker].Post(new Delivery(hosts[worker].Endpoint, copy, datagram.Length, remote));
+        hosts[worker].Post(new Delivery(hosts[worker].Endpoint, copy, datagram.Length, remote, ecn));
         return true;
     }
 
-    private sealed class Delivery(Endpoint endpoint, byte[] buffer, int length, NetworkAddress remote) : IDriverWorkItem
+    private sealed class Delivery(Endpoint endpoint, byte[] buffer, int length, NetworkAddress remote, byte ecn) : IDriverWorkItem
     {
         public void Execute(long nowUs)
         {
             try
             {
-                endpoint.Receive(buffer.AsSpan(0, length), remote, nowUs);
+                endpoint.Receive(buffer.AsSpan(0, length), remote, ecn, nowUs);
             }
             finally
             {

@@ -194,7 +194,8 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             dcid = header.DestinationConnectionId;
         }
         int worker = WorkerTaggedConnectionIdGenerator.WorkerOf(dcid, _workerIds!.WorkerCount);
-        if (worker == _workerIds.Worker || !_options.Handoff!.TryHandOff(worker, datagram, remote)) return false;
+        // The ECN codepoint goes along: the owner's ACK_ECN counts must include datagrams another worker read.
+        if (worker == _workerIds.Worker || !_options.Handoff!.TryHandOff(worker, datagram, remote, _receiveEcn)) return false;
         DatagramsHandedOff++;
         return true;
     }

@@ -7,6 +7,7 @@ namespace System.Net.Quic.Managed.Core;
 /// </summary>
 internal interface IDatagramHandoff
 {
-    /// <summary>Takes a copy of <paramref name="datagram"/> for <paramref name="worker"/>; false when that worker is gone.</summary>
-    bool TryHandOff(int worker, ReadOnlySpan<byte> datagram, in NetworkAddress remote);
+    /// <summary>Takes a copy of <paramref name="datagram"/> (with its IP header's ECN bits <paramref name="ecn"/>) for
+    /// <paramref name="worker"/>; false when that worker is gone.</summary>
+    bool TryHandOff(int worker, ReadOnlySpan<byte> datagram, in NetworkAddress remote, byte ecn);
 }
