@@ -91,8 +91,12 @@ internal sealed partial class Connection
         _pathValidator ??= new PathValidator(_random);
         _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
         _pathChallengePending = true;
-        // §9.4: a new path has its own RTT (the congestion controller keeps its state: it has no reset yet).
-        if (newHost || localPath != _previousLocalPath) _recovery.Rtt.Reset();
+        // §9.4: a new path has its own RTT and congestion state.
+        if (newHost || localPath != _previousLocalPath)
+        {
+            _recovery.Rtt.Reset();
+            _recovery.CongestionController.OnNewPath();
+        }
         _ecn.OnPathChanged();
         _pmtu.OnPathChanged();
         _maxDatagramSize = _pmtu.Current;

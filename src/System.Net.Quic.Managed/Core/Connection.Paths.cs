@@ -14,8 +14,12 @@ internal sealed partial class Connection
         _pathValidator ??= new PathValidator(_random);
         _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
         _pathChallengePending = true;
-        // A port-only change is probably NAT rebinding (§9.3): the congestion state still fits; otherwise start over.
-        if (!_previousRemote.SameHost(_remote)) _recovery.Rtt.Reset();
+        // A port-only change is probably NAT rebinding (§9.3, §9.4): the congestion state still fits; otherwise start over.
+        if (!_previousRemote.SameHost(_remote))
+        {
+            _recovery.Rtt.Reset();
+            _recovery.CongestionController.OnNewPath();
+        }
         // ECN validation and the path MTU are properties of the path: start over on the new one.
         _ecn.OnPathChanged();
         _pmtu.OnPathChanged();

@@ -507,6 +507,28 @@ internal sealed class BbrCongestionController : IRateSamplingCongestionControlle
         }
     }
 
+    /// <summary>
+    /// A new path: its bandwidth and RTT are unknown, so the model starts over from Startup with the initial window and
+    /// pacing rate (the delivery-rate counters carry on: packets in flight were stamped with them).
+    /// </summary>
+    public void OnNewPath()
+    {
+        Array.Clear(_maxBwFilter);
+        _maxBw = 0;
+        _bw = 0;
+        _minRttUs = Infinite;
+        _probeRttMinDelayUs = Infinite;
+        _inflightHi = Infinite;
+        ResetLowerBounds();
+        ResetCongestionSignals();
+        ResetFullBw();
+        _cwnd = _initialWindow;
+        _maxInflight = _initialWindow;
+        _pacingRate = StartupPacingGain * _initialWindow * 1000.0;
+        RecoveryStartTimeUs = long.MinValue;
+        EnterStartup();
+    }
+
     private void ResetLowerBounds()
     {
         _bwLo = double.PositiveInfinity;

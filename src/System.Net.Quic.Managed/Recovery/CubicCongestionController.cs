@@ -189,4 +189,17 @@ internal sealed class CubicCongestionController : ICongestionController
     }
 
     public void OnPacketsDiscarded(long bytes) => BytesInFlight = Math.Max(0, BytesInFlight - bytes);
+
+    public void OnNewPath()
+    {
+        _cwnd = RecoveryConstants.InitialWindow(MaxDatagramSize);
+        SlowStartThreshold = long.MaxValue;
+        RecoveryStartTimeUs = long.MinValue;
+        _wMax = 0;
+        _k = 0;
+        _cwndPrior = 0;
+        _wEst = 0;
+        _epochStartUs = long.MinValue;
+        _lastAckUs = long.MinValue;
+    }
 }

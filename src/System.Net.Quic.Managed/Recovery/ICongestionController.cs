@@ -58,4 +58,11 @@ internal interface ICongestionController
 
     /// <summary>Packets of a discarded packet number space leave bytes_in_flight without a congestion signal. RFC 9002 §6.4.</summary>
     void OnPacketsDiscarded(long bytes);
+
+    /// <summary>
+    /// The connection moved to a new path (another peer host, or another local address; RFC 9000 §9.4: the congestion
+    /// controller restarts unless only the peer's port changed): back to the initial window, slow start and no path
+    /// model. Bytes already in flight stay counted (their acknowledgments and losses still arrive).
+    /// </summary>
+    void OnNewPath();
 }

@@ -91,4 +91,12 @@ internal sealed class NewRenoCongestionController : ICongestionController
     }
 
     public void OnPacketsDiscarded(long bytes) => BytesInFlight = Math.Max(0, BytesInFlight - bytes);
+
+    public void OnNewPath()
+    {
+        CongestionWindow = RecoveryConstants.InitialWindow(MaxDatagramSize);
+        SlowStartThreshold = long.MaxValue;
+        RecoveryStartTimeUs = long.MinValue;
+        _bytesAckedInAvoidance = 0;
+    }
 }

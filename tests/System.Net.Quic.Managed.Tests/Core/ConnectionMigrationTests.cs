@@ -170,6 +170,72 @@ public class ConnectionMigrationTests(ITestOutputHelper output)
     }
 
     /// <summary>
+    /// RFC 9000 §9.4: on a new path the congestion controller starts over (initial window, slow start), unless only the
+    /// peer's port changed (NAT rebinding), where the old state still describes the path. Both halves, each controller.
+    /// </summary>
+    [Theory]
+    [InlineData("cubic")]
+    [InlineData("newreno")]
+    [InlineData("bbr")]
+    public void ANewLocalPathRestartsTheCongestionControllerAPortOnlyRebindingDoesNot(string algorithm)
+    {
+        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 50_000_000, QueueLimitBytes = 1 << 20 };
+        CongestionControlAlgorithm cc = algorithm switch
+        {
+            "newreno" => CongestionControlAlgorithm.NewReno,
+            "bbr" => CongestionControlAlgorithm.Bbr,
+            _ => CongestionControlAlgorithm.Cubic,
+        };
+        using var pair = new QuicPair(706, link, configure: p =>
+        {
+            p.ClientOptions = new ConnectionOptions { Random = p.ClientOptions.Random, Name = "client", MaxDatagramSize = 1452, Streams = QuicPair.DefaultStreams, CongestionControl = cc };
+            p.ServerOptions = new ConnectionOptions { Random = p.ServerOptions.Random, Name = "server", MaxDatagramSize = 1452, Streams = QuicPair.DefaultStreams, CongestionControl = cc };
+        });
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        pair.RunUntil(() => client.IsHandshakeConfirmed && client.PeerConnectionIdCount > 1, 2_000_000);
+        const long total = 4 << 20;
+        var upload = new StreamTransfer(pair, client, server, total);
+        var download = new StreamTransfer(pair, server, client, total);
+        long initial = System.Net.Quic.Managed.Recovery.RecoveryConstants.InitialWindow(client.CongestionController.MaxDatagramSize);
+        var rebound = new SimAddress(QuicPair.ClientHost, 50011);
+        bool didRebind = false, didMigrate = false;
+        long serverWindowAtRebind = -1, serverWindowAfterRebind = -1, clientWindowBeforeMigration = -1, clientWindowAfterMigration = -1;
+        pair.RunUntil(() =>
+        {
+            upload.Step();
+            download.Step();
+            if (!didRebind && download.Received > total / 4)
+            {
+                serverWindowAtRebind = server.CongestionController.CongestionWindow;
+                pair.Network.Rebind(pair.Client, rebound); // port only
+                didRebind = true;
+            }
+            if (didRebind && serverWindowAfterRebind < 0 && server.RemoteAddress == SimulatedQuicEndpoint.ToNetwork(rebound))
+            {
+                serverWindowAfterRebind = server.CongestionController.CongestionWindow;
+            }
+            if (!didMigrate && serverWindowAfterRebind >= 0 && upload.Received > total / 2)
+            {
+                clientWindowBeforeMigration = client.CongestionController.CongestionWindow;
+                pair.Client.AddPath(pair.Network, 1, new SimAddress(QuicPair.ClientHost, 50012));
+                Assert.True(client.MigrateLocalPath(1, pair.Network.NowUs));
+                clientWindowAfterMigration = client.CongestionController.CongestionWindow;
+                didMigrate = true;
+            }
+            return upload.Done && download.Done;
+        }, 60_000_000);
+        output.WriteLine($"{algorithm}: server window {serverWindowAtRebind} -> {serverWindowAfterRebind} on the port change; client {clientWindowBeforeMigration} -> {clientWindowAfterMigration} on the new local path (initial {initial})");
+        Assert.True(didMigrate);
+        Assert.False(upload.Corrupted || download.Corrupted);
+        Assert.True(upload.ReceivedFin && download.ReceivedFin);
+        Assert.True(serverWindowAtRebind > 2 * initial, "the window grew before the rebinding");
+        Assert.True(serverWindowAfterRebind > 2 * initial, "a port-only change keeps the congestion state");
+        Assert.True(clientWindowBeforeMigration > 2 * initial, "the window grew before the migration");
+        Assert.Equal(initial, clientWindowAfterMigration);
+    }
+
+    /// <summary>
     /// RFC 9000 §9.5: a client that migrates on purpose (new local address) switches to a connection ID the server issued
     /// but that was never used, validates the path, and retires the old ID (RETIRE_CONNECTION_ID), so the server stops
     /// routing it and issues a replacement.
