@@ -423,18 +423,8 @@ internal sealed class ManagedStream : QuicStreamImpl
         request.Complete();
     }
 
-    /// <summary>Driver thread: the staged bytes go into the core first (then a pending request's, if any).</summary>
-    public void MoveStagedOnDriver()
-    {
-        if (_stage is { } stage)
-        {
-            lock (stage)
-            {
-                stage.ClearPosted();
-            }
-        }
-        TryCompleteWrite();
-    }
+    /// <summary>Driver thread: the stage's posted work item runs: the staged bytes go into the core first (then a pending request's, if any).</summary>
+    public void MoveStagedOnDriver() => TryCompleteWrite();
 
     /// <summary>
     /// Driver thread: moves staged bytes (and a staged FIN, or one asked for by CompleteWrites/Dispose with no request
@@ -445,6 +435,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (_stage is not { } stage) return true;
         lock (stage)
         {
+            stage.ClearPosted(); // the next staged write posts again (at worst one extra, harmless turn)
             if (stage.IsEmpty) return true;
             CheckStopSending();
             if (WriteFailure() is not null || _writeAborted)

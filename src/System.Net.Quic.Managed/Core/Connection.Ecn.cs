@@ -23,12 +23,7 @@ internal sealed partial class Connection
     /// <see cref="Receive(Span{byte}, in NetworkAddress, long)"/> for a datagram whose IP header carried the ECN bits
     /// <paramref name="ecn"/> (the low two bits of the TOS / Traffic Class byte; 0 when the I/O layer cannot read them).
     /// </summary>
-    public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs)
-    {
-        _receiveEcn = (EcnCodepoint)(ecn & 0b11);
-        Receive(datagram, remote, nowUs);
-        _receiveEcn = EcnCodepoint.NotEct;
-    }
+    public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs) => Receive(datagram, remote, ecn, localPath: 0, nowUs);
 
     /// <summary>The ECN counts to put in an ACK of <paramref name="space"/>: null (a plain ACK) until an ECN-marked packet arrived.</summary>
     private static Wire.EcnCounts? AckEcnCounts(PacketSpaceState space)

@@ -1,4 +1,5 @@
 using System.Net.Quic.Managed.Ids;
+using System.Net.Quic.Managed.Recovery;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Core;
@@ -91,15 +92,8 @@ internal sealed partial class Connection
         _pathValidator ??= new PathValidator(_random);
         _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
         _pathChallengePending = true;
-        // §9.4: a new path has its own RTT and congestion state.
-        if (newHost || localPath != _previousLocalPath)
-        {
-            _recovery.Rtt.Reset();
-            _recovery.CongestionController.OnNewPath();
-        }
-        _ecn.OnPathChanged();
-        _pmtu.OnPathChanged();
-        _maxDatagramSize = _pmtu.Current;
+        if (newHost || localPath != _previousLocalPath) RestartPathEstimates();
+        RestartPathSignals();
         return true;
     }
 
@@ -122,21 +116,24 @@ internal sealed partial class Connection
         _localPath = _previousLocalPath;
         _peerIds.TryRotate();
         _recovery.Rtt.Reset();
-        _ecn.OnPathChanged();
-        _pmtu.OnPathChanged();
-        _maxDatagramSize = _pmtu.Current;
+        RestartPathSignals();
     }
 
-    /// <summary>The local path of the datagram being received (set by the endpoint around <see cref="Receive(Span{byte}, in NetworkAddress, long)"/>).</summary>
+    /// <summary>
+    /// A datagram with its IP header's ECN bits <paramref name="ecn"/> that arrived on local path <paramref name="localPath"/>:
+    /// both are facts of the datagram being processed, read deep in <see cref="Receive(Span{byte}, in NetworkAddress, long)"/>.
+    /// </summary>
     public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, byte localPath, long nowUs)
     {
+        _receiveEcn = (EcnCodepoint)(ecn & 0b11);
         _receiveLocalPath = localPath;
         try
         {
-            Receive(datagram, remote, ecn, nowUs);
+            Receive(datagram, remote, nowUs);
         }
         finally
         {
+            _receiveEcn = EcnCodepoint.NotEct;
             _receiveLocalPath = 0;
         }
     }

@@ -15,12 +15,20 @@ internal sealed partial class Connection
         _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
         _pathChallengePending = true;
         // A port-only change is probably NAT rebinding (§9.3, §9.4): the congestion state still fits; otherwise start over.
-        if (!_previousRemote.SameHost(_remote))
-        {
-            _recovery.Rtt.Reset();
-            _recovery.CongestionController.OnNewPath();
-        }
-        // ECN validation and the path MTU are properties of the path: start over on the new one.
+        if (!_previousRemote.SameHost(_remote)) RestartPathEstimates();
+        RestartPathSignals();
+    }
+
+    /// <summary>RFC 9000 §9.4: a new path has its own RTT and congestion state.</summary>
+    private void RestartPathEstimates()
+    {
+        _recovery.Rtt.Reset();
+        _recovery.CongestionController.OnNewPath();
+    }
+
+    /// <summary>ECN validation and the path MTU are properties of the path: they start over on a new one.</summary>
+    private void RestartPathSignals()
+    {
         _ecn.OnPathChanged();
         _pmtu.OnPathChanged();
         _maxDatagramSize = _pmtu.Current;

@@ -110,23 +110,20 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     private byte _receiveEcn;
 
     /// <summary>A datagram whose IP header carried the ECN bits <paramref name="ecn"/> (RFC 3168; 0: Not-ECT or unknown).</summary>
-    public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs)
-    {
-        _receiveEcn = ecn;
-        Receive(datagram, remote, nowUs);
-        _receiveEcn = 0;
-    }
+    public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs) => Receive(datagram, remote, ecn, localPath: 0, nowUs);
 
     /// <summary>A datagram that arrived on local path <paramref name="localPath"/> (a second socket: preferred address, migration).</summary>
     public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, byte localPath, long nowUs)
     {
+        _receiveEcn = ecn;
         _receiveLocalPath = localPath;
         try
         {
-            Receive(datagram, remote, ecn, nowUs);
+            Receive(datagram, remote, nowUs);
         }
         finally
         {
+            _receiveEcn = 0;
             _receiveLocalPath = 0;
         }
     }
