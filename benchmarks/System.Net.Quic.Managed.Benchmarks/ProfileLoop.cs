@@ -63,7 +63,7 @@ internal static class ProfileLoop
                 Task.WhenAll(tasks).GetAwaiter().GetResult();
                 operations += tasks.Length;
             }
-            foreach (var kv in ticks.Samples.OrderByDescending(k => k.Value).Take(25)) Console.WriteLine($"{kv.Value,6} {kv.Key}");
+            foreach (var kv in ticks.Samples.ToArray().OrderByDescending(k => k.Value).Take(25)) Console.WriteLine($"{kv.Value,6} {kv.Key}");
         }
         else
         {
@@ -76,7 +76,7 @@ internal static class ProfileLoop
                 operations += 100;
             }
             bench.Cleanup();
-            foreach (var kv in ticks.Samples.OrderByDescending(k => k.Value).Take(30)) Console.WriteLine($"{kv.Value,6} {kv.Key}");
+            foreach (var kv in ticks.Samples.ToArray().OrderByDescending(k => k.Value).Take(30)) Console.WriteLine($"{kv.Value,6} {kv.Key}");
         }
         Console.WriteLine($"{what}: {operations / stopwatch.Elapsed.TotalSeconds:F0} op/s, {GC.GetTotalAllocatedBytes() / Math.Max(1, operations)} B allocated/op");
     }

@@ -18,8 +18,9 @@ internal sealed class ManagedStream : QuicStreamImpl
     private readonly ManagedConnection _connection;
     private readonly bool _canReadDirection;
     private readonly bool _canWriteDirection;
-    private readonly TaskCompletionSource _readsClosed = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly TaskCompletionSource _writesClosed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    // Mutable structs: used through the field, never copied. Their tasks exist only once asked for.
+    private ClosedSignal _readsClosed;
+    private ClosedSignal _writesClosed;
 
     // Receive side shared by the driver and the reader, guarded by lock (_received).
     private readonly StreamReceiveQueue _received = new();
@@ -85,12 +86,6 @@ internal sealed class ManagedStream : QuicStreamImpl
 
     private Connection Core => _connection.Core!;
 
-    private static void Fault(TaskCompletionSource completion, Exception exception)
-    {
-        // Marked observed: nobody has to await ReadsClosed/WritesClosed.
-        if (completion.TrySetException(exception)) _ = completion.Task.Exception;
-    }
-
     private void Post(Action<object, long> action) => _connection.Host.Post(new DriverCall(action, this));
 
     public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken)
@@ -101,7 +96,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         {
             // As System.Net.Quic: a read side already over only throws; otherwise it is aborted (STOP_SENDING with
             // DefaultStreamErrorCode) as when a pending read is cancelled.
-            if (!_readsClosed.Task.IsCompleted) AbortRead((ulong)Math.Max(0, _connection.DefaultStreamErrorCode), disposing: false);
+            if (!_readsClosed.IsCompleted) AbortRead((ulong)Math.Max(0, _connection.DefaultStreamErrorCode), disposing: false);
             return ValueTask.FromCanceled<int>(cancellationToken);
         }
         if (Interlocked.Exchange(ref _readInProgress, 1) != 0) throw new InvalidOperationException("A read is already in progress on this stream.");
@@ -158,7 +153,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (report) PostCreditReport();
         Volatile.Write(ref _readInProgress, 0);
         if (finished) _readsClosed.TrySetResult();
-        if (faultReads) Fault(_readsClosed, failure!);
+        if (faultReads) _readsClosed.TrySetException(failure!);
         return failure is null ? new ValueTask<int>(n) : ValueTask.FromException<int>(failure);
     }
 
@@ -290,7 +285,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (reset)
         {
             Exception failure = QuicExceptionFactory.StreamAborted(_peerResetCode, "reset the stream");
-            Fault(_readsClosed, failure);
+            _readsClosed.TrySetException(failure);
             completed?.Fail(QuicExceptionFactory.StreamAborted(_peerResetCode, "reset the stream"));
             return;
         }
@@ -328,7 +323,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             _waiter = null;
         }
         waiter?.Fail(disposing ? new ObjectDisposedException(nameof(QuicStream)) : QuicExceptionFactory.OperationAborted("Reading was aborted on this stream."));
-        Fault(_readsClosed, QuicExceptionFactory.OperationAborted("Reading was aborted on this stream."));
+        _readsClosed.TrySetException(QuicExceptionFactory.OperationAborted("Reading was aborted on this stream."));
         if (_connection.Host.Driver.IsDriverThread) AbortReadOnDriver(code);
         else Post(static (state, _) => ((AbortCall)state).Stream.AbortReadOnDriver(((AbortCall)state).Code), new AbortCall(this, code));
     }
@@ -341,7 +336,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         {
             // As System.Net.Quic: unless the write side is already over, it is aborted (RESET_STREAM with
             // DefaultStreamErrorCode) as when a pending write is cancelled.
-            if (!_writesClosed.Task.IsCompleted && !_writeAbortRequested) AbortWrite((ulong)Math.Max(0, _connection.DefaultStreamErrorCode));
+            if (!_writesClosed.IsCompleted && !_writeAbortRequested) AbortWrite((ulong)Math.Max(0, _connection.DefaultStreamErrorCode));
             return ValueTask.FromCanceled(cancellationToken);
         }
         if (_writeAborted || _writeAbortRequested) return ValueTask.FromException(QuicExceptionFactory.OperationAborted("Writing was aborted on this stream."));
@@ -494,7 +489,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         {
             _peerStopSendingCode = code;
             DropStaged();
-            Fault(_writesClosed, QuicExceptionFactory.StreamAborted(code, "asked to stop sending (STOP_SENDING)"));
+            _writesClosed.TrySetException(QuicExceptionFactory.StreamAborted(code, "asked to stop sending (STOP_SENDING)"));
         }
     }
 
@@ -504,7 +499,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (_ended) return;
         TryCompleteWrite();
         CheckStopSending();
-        if (_finWritten && !_writesClosed.Task.IsCompleted && Core.IsStreamWriteComplete(Id)) _writesClosed.TrySetResult();
+        if (_finWritten && !_writesClosed.IsCompleted && Core.IsStreamWriteComplete(Id)) _writesClosed.TrySetResult();
         RemoveIfDone();
     }
 
@@ -573,7 +568,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (!_ended && !(_finWritten && Core.IsStreamWriteComplete(Id))) Core.ResetStream(Id, code);
         Exception aborted = QuicExceptionFactory.OperationAborted("Writing was aborted on this stream.");
         FailWrite(aborted);
-        Fault(_writesClosed, aborted);
+        _writesClosed.TrySetException(aborted);
     }
 
     public override QuicStreamPriority Priority
@@ -651,10 +646,10 @@ internal sealed class ManagedStream : QuicStreamImpl
             if (_received.IsEmpty) _received.Clear();
         }
         waiter?.Fail(exception);
-        if (faultReads) Fault(_readsClosed, exception);
+        if (faultReads) _readsClosed.TrySetException(exception);
         FailWrite(exception);
         if (writeDone) _writesClosed.TrySetResult();
-        else Fault(_writesClosed, exception);
+        else _writesClosed.TrySetException(exception);
     }
 
     /// <summary>Driver thread: a stream opened for an OpenOutboundStreamAsync that was cancelled meanwhile.</summary>
@@ -676,10 +671,9 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
         if (_connection.Host.IsDisposed) return;
         Post(static (state, _) => ((ManagedStream)state).DisposeOnDriver());
-        Task writesClosed = _writesClosed.Task;
-        if (!writesClosed.IsCompleted)
+        if (!_writesClosed.IsCompleted)
         {
-            await Task.WhenAny(writesClosed, _connection.Lifetime).ConfigureAwait(false);
+            await Task.WhenAny(_writesClosed.Task, _connection.Lifetime).ConfigureAwait(false);
         }
     }
 
@@ -708,9 +702,9 @@ internal sealed class ManagedStream : QuicStreamImpl
         // The exceptions are created only when something is left to fail: a stream used to its end (the common case,
         // once per request) completes both tasks before disposal and allocates none.
         if (_pendingWrite is not null) FailWrite(new ObjectDisposedException(nameof(QuicStream)));
-        if (!_readsClosed.Task.IsCompleted) Fault(_readsClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
+        if (!_readsClosed.IsCompleted) _readsClosed.TrySetException(QuicExceptionFactory.OperationAborted("The stream was disposed."));
         bool finQueued = _finRequested && !_writeAborted && _stage is { IsEmpty: false };
-        if (!_finWritten && !finQueued && !_writesClosed.Task.IsCompleted) Fault(_writesClosed, QuicExceptionFactory.OperationAborted("The stream was disposed."));
+        if (!_finWritten && !finQueued && !_writesClosed.IsCompleted) _writesClosed.TrySetException(QuicExceptionFactory.OperationAborted("The stream was disposed."));
         else if (!_ended) OnWritable(); // the FIN may be acknowledged already (or STOP_SENDING arrived)
         RemoveIfDone();
     }
@@ -718,7 +712,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// <summary>Driver thread: a disposed stream leaves the connection's table once its write side is closed.</summary>
     private void RemoveIfDone()
     {
-        if (Volatile.Read(ref _disposed) != 0 && _writesClosed.Task.IsCompleted) _connection.RemoveStream(Id);
+        if (Volatile.Read(ref _disposed) != 0 && _writesClosed.IsCompleted) _connection.RemoveStream(Id);
     }
 
     public override string ToString() => $"QuicStream {Id} ({Type})";
