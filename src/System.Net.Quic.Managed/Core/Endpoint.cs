@@ -414,9 +414,11 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             datagram = new OutgoingDatagram(pending.Datagram.Length, pending.To, pending.Datagram.Length);
             return true;
         }
-        for (int i = 0; i < _connections.Count; i++)
+        int count = _connections.Count;
+        int index = count == 0 ? 0 : _sendCursor % count;
+        for (int i = 0; i < count; i++, index = index + 1 == count ? 0 : index + 1)
         {
-            int index = (_sendCursor + i) % _connections.Count;
+            // Round robin from the cursor, wrapping without a division per connection (a scan visits every idle one).
             Connection connection = _connections[index];
             byte ecn = connection.OutgoingEcn;
             if (!connection.TrySend(buffer, nowUs, out int first)) continue;
@@ -430,7 +432,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
                 total += next;
                 if (next < first) break;
             }
-            _sendCursor = (index + 1) % _connections.Count;
+            _sendCursor = index + 1 == count ? 0 : index + 1;
             datagram = new OutgoingDatagram(total, connection.RemoteAddress, first, ecn, connection.LocalPath);
             if (QuicEventSource.Log.DatagramsEnabled) LogSent(connection, buffer.Slice(0, total), first, nowUs);
             UpdateRoutes(connection);
