@@ -27,7 +27,6 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     private readonly TaskCompletionSource _connected = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Channel<QuicStream> _inbound = Channel.CreateUnbounded<QuicStream>(new UnboundedChannelOptions { SingleWriter = true });
     private readonly Dictionary<long, ManagedStream> _streams = new();
-    private readonly Queue<OpenStreamRequest> _pendingOpens = new();
     private readonly List<TaskCompletionSource> _closeWaiters = new();
     private readonly TaskCompletionSource _lifetime = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
@@ -386,6 +385,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         int uniIncrement = (int)Math.Min(int.MaxValue, Math.Max(0, uni - _knownUniLimit));
         _knownBidiLimit = Math.Max(bidi, _knownBidiLimit);
         _knownUniLimit = Math.Max(uni, _knownUniLimit);
+        PublishOpenLimits(bidi, uni);
         RetryOpens();
         if ((bidiIncrement | uniIncrement) != 0 && _options.StreamCapacityCallback is { } callback)
         {
@@ -504,7 +504,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         if (!_connected.Task.IsCompleted && _connected.TrySetException(failure)) _ = _connected.Task.Exception;
         _inbound.Writer.TryComplete(exception);
         EndDatagrams(exception);
-        while (_pendingOpens.TryDequeue(out OpenStreamRequest? open)) open.Fail(OpenFailure(exception));
+        FailPendingOpens(exception);
         foreach (ManagedStream stream in _streams.Values) stream.OnConnectionEnded(exception);
         _streams.Clear();
         if (!_handshakeDone) _listener?.OnHandshakeFailed(this, failure);
@@ -514,54 +514,6 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
 
     /// <summary>Completes when the connection ended (closed, lost or timed out) or the app disposed it: a stream's disposal waits no longer.</summary>
     public Task Lifetime => _lifetime.Task;
-
-    public override ValueTask<QuicStream> OpenOutboundStreamAsync(QuicStreamType type, CancellationToken cancellationToken)
-    {
-        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
-        if (_endException is { } ended) return ValueTask.FromException<QuicStream>(ended);
-        var request = new OpenStreamRequest(this, type, cancellationToken);
-        _host.Post(request);
-        return new ValueTask<QuicStream>(request.Task);
-    }
-
-    /// <summary>Driver thread: open now, or queue until the peer raises its limit.</summary>
-    public void StartOpen(OpenStreamRequest request)
-    {
-        if (request.Task.IsCompleted) return;
-        if (_ended)
-        {
-            request.Fail(OpenFailure(_endException!));
-            return;
-        }
-        if (_pendingOpens.Count > 0 || !TryOpen(request)) _pendingOpens.Enqueue(request);
-    }
-
-    /// <summary>As System.Net.Quic: an open pending when the app disposed the connection fails with ObjectDisposedException.</summary>
-    private Exception OpenFailure(Exception ended)
-        => Volatile.Read(ref _disposed) != 0 ? new ObjectDisposedException(nameof(QuicConnection)) : ended;
-
-    private void RetryOpens()
-    {
-        while (_pendingOpens.TryPeek(out OpenStreamRequest? request))
-        {
-            if (!request.Task.IsCompleted && !TryOpen(request)) return;
-            _pendingOpens.Dequeue();
-        }
-    }
-
-    private bool TryOpen(OpenStreamRequest request)
-    {
-        bool unidirectional = request.Type == QuicStreamType.Unidirectional;
-        if (!_core!.TryOpenStream(unidirectional, out long id)) return false;
-        var stream = new ManagedStream(this, id, request.Type, canRead: !unidirectional, canWrite: true);
-        _streams[id] = stream;
-        if (!request.Complete(new QuicStream(stream)))
-        {
-            // Cancelled meanwhile: the stream exists at the transport level, so end it politely.
-            stream.AbandonOnDriver();
-        }
-        return true;
-    }
 
     public override async ValueTask<QuicStream> AcceptInboundStreamAsync(CancellationToken cancellationToken)
     {

@@ -74,6 +74,9 @@ internal sealed class ManagedStream : QuicStreamImpl
 
     public override long Id { get; }
 
+    /// <summary>The connection the stream belongs to.</summary>
+    public ManagedConnection Connection => _connection;
+
     public override QuicStreamType Type { get; }
 
     public override bool CanRead => _canReadDirection && Volatile.Read(ref _disposed) == 0;

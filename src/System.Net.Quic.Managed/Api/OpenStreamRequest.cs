@@ -23,6 +23,9 @@ internal sealed class OpenStreamRequest : IDriverWorkItem
 
     public QuicStreamType Type { get; }
 
+    /// <summary>Driver thread: the core opened a stream for this request (it then no longer counts as waiting).</summary>
+    public bool Opened { get; set; }
+
     public Task<QuicStream> Task => _completion.Task;
 
     public void Execute(long nowUs) => _connection.StartOpen(this);

@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Diagnostics;
 using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
 
@@ -272,6 +273,44 @@ public class StreamConformanceTests
     {
         while (!condition()) await Task.Delay(10, ct);
     }
+
+    /// <summary>
+    /// Opens from several threads at once, well past the peer's limit of 4: some open at once (on the caller's thread in
+    /// the managed provider), the rest wait for the limit. Every stream must get a distinct ID of its type, in the range
+    /// the limit allows, and the peer must see the same ID with that stream's own bytes.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task ConcurrentOpensAcrossThePeerLimitKeepIdsAndDataTogether(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
+    {
+        const int Streams = 48;
+        var serverSide = Task.Run(async () =>
+        {
+            var seen = new Dictionary<long, long>();
+            for (int i = 0; i < Streams; i++)
+            {
+                await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
+                byte[] body = await ReadToEndAsync(inbound, ct);
+                seen[inbound.Id] = BitConverter.ToInt64(body);
+                await inbound.WriteAsync(body, completeWrites: true, ct);
+            }
+            return seen;
+        }, ct);
+        var clientIds = new ConcurrentBag<long>();
+        await Parallel.ForEachAsync(Enumerable.Range(0, Streams), new ParallelOptions { MaxDegreeOfParallelism = 6, CancellationToken = ct }, async (_, token) =>
+        {
+            await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, token);
+            clientIds.Add(stream.Id);
+            await stream.WriteAsync(BitConverter.GetBytes(stream.Id), completeWrites: true, token);
+            Assert.Equal(stream.Id, BitConverter.ToInt64(await ReadToEndAsync(stream, token)));
+        });
+        Dictionary<long, long> seen = await serverSide;
+        long[] ids = clientIds.Order().ToArray();
+        Assert.Equal(Enumerable.Range(0, Streams).Select(i => (long)i * 4), ids); // client-initiated bidirectional: 0, 4, 8, ...
+        Assert.All(seen, pair => Assert.Equal(pair.Key, pair.Value));
+        Assert.Equal(Streams, seen.Count);
+    },
+    configureServer: o => o.MaxInboundBidirectionalStreams = 4);
 
     [SkippableTheory]
     [MemberData(nameof(Providers))]
