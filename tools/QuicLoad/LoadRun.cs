@@ -46,8 +46,8 @@ public sealed class LoadRun
         }
 
         _out.WriteLine($"QuicLoad {Describe()}: provider {provider}, {(_options.IPv6 ? "::1" : "127.0.0.1")}, "
-            + $"request {_options.RequestSize} B, response {_options.ResponseSize} B, time limit {_options.TimeLimitSeconds:0} s");
-        using X509Certificate2 certificate = SelfSignedCertificate.Create();
+            + $"{(_options.RsaCertificate ? "RSA-2048" : "ECDSA P-256") } certificate, request {_options.RequestSize} B, response {_options.ResponseSize} B, time limit {_options.TimeLimitSeconds:0} s");
+        using X509Certificate2 certificate = SelfSignedCertificate.Create(rsa: _options.RsaCertificate);
         ResourceSample baseline = ResourceSample.Take(0, _counters);
         _baselineFdKinds = FdKinds();
         _baselineSockets = Sockets();

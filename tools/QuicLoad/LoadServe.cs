@@ -13,7 +13,7 @@ public static class LoadServe
 {
     public static async Task<int> RunAsync(LoadOptions options)
     {
-        using X509Certificate2 certificate = SelfSignedCertificate.Create();
+        using X509Certificate2 certificate = SelfSignedCertificate.Create(rsa: options.RsaCertificate);
         var counters = new LoadCounters();
         using var limit = new CancellationTokenSource(TimeSpan.FromSeconds(options.TimeLimitSeconds));
         LoadServer server;
