@@ -154,17 +154,12 @@ public sealed class LoadOptions
             CustomParser = r => double.TryParse(r.Tokens[0].Value, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s >= 0 ? s : Error<double?>(r),
         };
         private readonly Option<int> _requestSize = Size("--request-size", "Bytes the client sends on each stream (after an 8-byte header).", 64);
-        private readonly Option<bool> _rsa = new("--cert")
+        private readonly Option<string> _cert = new Option<string>("--cert")
         {
             HelpName = "ecdsa|rsa",
-            Description = "Key type of the server's self-signed certificate: ECDSA P-256 (the default) or RSA-2048.",
-            CustomParser = r => r.Tokens[0].Value switch
-            {
-                "ecdsa" => false,
-                "rsa" => true,
-                string v => Error<bool>(r, $"unknown certificate key type '{v}'"),
-            },
-        };
+            Description = "Key type of the server's self-signed certificate: ECDSA P-256 or RSA-2048.",
+            DefaultValueFactory = _ => "ecdsa",
+        }.AcceptOnlyFromAmong("ecdsa", "rsa");
         private readonly Option<int> _listenerSockets = new("--listener-sockets")
         {
             HelpName = "N",
@@ -239,12 +234,12 @@ public sealed class LoadOptions
                 },
                 Recursive = true,
             };
-            foreach (Option shared in new Option[] { _ipv6, _json, _timeout, _maxSeconds, _warmup, _requestSize, _listenerSockets, _rsa })
+            foreach (Option shared in new Option[] { _ipv6, _json, _timeout, _maxSeconds, _warmup, _requestSize, _listenerSockets, _cert })
             {
                 shared.Recursive = true;
             }
 
-            Root = new Command("QuicLoad", Description) { _provider, _ipv6, _json, _timeout, _maxSeconds, _warmup, _requestSize, _listenerSockets, _rsa };
+            Root = new Command("QuicLoad", Description) { _provider, _ipv6, _json, _timeout, _maxSeconds, _warmup, _requestSize, _listenerSockets, _cert };
             Add(LoadMode.Sequential, new Command("sequential", "N connections one after the other: connect, one request/response stream, close.") { _sequentialCount, _size1K });
             Add(LoadMode.Concurrent, new Command("concurrent", "M connections at once, each with K streams at once.") { _concurrentCount, _concurrentStreams, _size64K });
             Add(LoadMode.Streams, new Command("streams", "N request/response streams on one connection.") { _streamsCount, _size1K, _streamsParallel });
@@ -301,7 +296,7 @@ public sealed class LoadOptions
             options.Mode = mode;
             options.Provider = result.GetValue(_provider) ?? _defaultProvider;
             options.IPv6 = result.GetValue(_ipv6);
-            options.RsaCertificate = result.GetValue(_rsa);
+            options.RsaCertificate = result.GetValue(_cert) == "rsa";
             options.JsonPath = result.GetValue(_json);
             options.OperationTimeoutSeconds = result.GetValue(_timeout);
             options.MaxSeconds = result.GetValue(_maxSeconds);

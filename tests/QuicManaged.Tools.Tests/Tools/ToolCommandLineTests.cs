@@ -148,6 +148,9 @@ public class ToolCommandLineTests
         Assert.Equal(16, o.Parallel);
         Assert.Equal(2, o.ListenerSockets);
         Assert.Equal(130, o.TimeLimitSeconds);
+        Assert.False(o.RsaCertificate);
+        Assert.True(LoadOptions.TryParse(["handshakes", "10", "--cert", "rsa"], QuicProvider.Managed, out o, out _));
+        Assert.True(o.RsaCertificate);
 
         Assert.True(LoadOptions.TryParse(["serve", "--port", "4433", "--reuseport-group-size", "2", "--reuseport-group-index", "1", "--require-retry",
             "--stateless-reset-key", "000102030405060708090a0b0c0d0e0f", "--token-key", "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF"], QuicProvider.Managed, out o, out _));
@@ -171,6 +174,7 @@ public class ToolCommandLineTests
     [InlineData("connections 5 --seconds 0", "bad value '0' for --seconds")]
     [InlineData("sequential 5 extra", "extra")]
     [InlineData("handshakes 5 --parallel 0", "bad value '0' for --parallel")]
+    [InlineData("handshakes 5 --cert dsa", "'dsa'")]
     [InlineData("handshakes 5 --provider msquic --listener-sockets 2", "managed provider option")]
     [InlineData("connections 8 --listener-sockets 0", "bad value '0' for --listener-sockets")]
     [InlineData("serve --provider msquic", "managed provider only")]
