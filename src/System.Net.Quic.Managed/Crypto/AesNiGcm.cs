@@ -97,12 +97,11 @@ internal sealed class AesNiGcm
     public void Encrypt(ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext, Span<byte> tag, ReadOnlySpan<byte> associatedData)
     {
         CheckArguments(nonce, plaintext.Length, ciphertext.Length, tag.Length);
-        Vector128<byte> tagMask = EncryptBlock(CounterBlock(nonce, 1));
         Vector128<uint> counter = CounterBlockLittleEndian(nonce, 2);
-        Vector128<ulong> x = _vector256
+        Vector128<byte> computed = _vector256
             ? Crypt<Wide>(counter, plaintext, ciphertext, associatedData, encrypting: true)
             : Crypt<Narrow>(counter, plaintext, ciphertext, associatedData, encrypting: true);
-        (ByteReverse(x.AsByte()) ^ tagMask).CopyTo(tag);
+        computed.CopyTo(tag);
     }
 
     /// <summary>
@@ -114,13 +113,12 @@ internal sealed class AesNiGcm
     public bool TryDecrypt(ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> tag, Span<byte> plaintext, ReadOnlySpan<byte> associatedData)
     {
         CheckArguments(nonce, ciphertext.Length, plaintext.Length, tag.Length);
-        Vector128<byte> tagMask = EncryptBlock(CounterBlock(nonce, 1));
         Vector128<uint> counter = CounterBlockLittleEndian(nonce, 2);
-        Vector128<ulong> x = _vector256
+        Vector128<byte> computed = _vector256
             ? Crypt<Wide>(counter, ciphertext, plaintext, associatedData, encrypting: false)
             : Crypt<Narrow>(counter, ciphertext, plaintext, associatedData, encrypting: false);
         // Constant time: one vector compare of all 16 bytes, no early exit.
-        Vector128<byte> difference = ByteReverse(x.AsByte()) ^ tagMask ^ Vector128.Create(tag);
+        Vector128<byte> difference = computed ^ Vector128.Create(tag);
         if (difference == Vector128<byte>.Zero) return true;
         plaintext.Clear();
         return false;
@@ -140,13 +138,10 @@ internal sealed class AesNiGcm
         if (tagLength != TagLength) throw new ArgumentException("The tag must be 16 bytes.", nameof(tagLength));
     }
 
-    /// <summary>SP 800-38D §7.1: nonce || counter (32-bit big-endian) for a 96-bit nonce; J0 has counter 1.</summary>
-    private static Vector128<byte> CounterBlock(ReadOnlySpan<byte> nonce, uint counter) =>
-        Vector128.Create(
-            BinaryPrimitives.ReadUInt64LittleEndian(nonce),
-            BinaryPrimitives.ReadUInt32LittleEndian(nonce.Slice(8)) | ((ulong)BinaryPrimitives.ReverseEndianness(counter) << 32)).AsByte();
-
-    /// <summary>The counter block with its counter as a native 32-bit lane (lane 3), so that counters add with one instruction.</summary>
+    /// <summary>
+    /// SP 800-38D §7.1: the counter block nonce || counter for a 96-bit nonce (J0 has counter 1), here with the counter as a
+    /// native 32-bit lane (lane 3), so that counters add with one instruction (<see cref="CounterAt"/> swaps it back).
+    /// </summary>
     private static Vector128<uint> CounterBlockLittleEndian(ReadOnlySpan<byte> nonce, uint counter) =>
         Vector128.Create(
             BinaryPrimitives.ReadUInt64LittleEndian(nonce),
@@ -158,69 +153,95 @@ internal sealed class AesNiGcm
         Ssse3.Shuffle((counter + Vector128.Create(0, 0, 0, add)).AsByte(), Vector128.Create((byte)0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15, 14, 13, 12));
 
     /// <summary>
-    /// Hashes <paramref name="associatedData"/>, then runs counter-mode AES from <paramref name="counter"/> over
-    /// <paramref name="input"/> into <paramref name="output"/> hashing the ciphertext, then the length block; returns the
-    /// GHASH state (POLYVAL form).
+    /// Hashes <paramref name="associatedData"/>, runs counter-mode AES from <paramref name="counter"/> (counter 2) over
+    /// <paramref name="input"/> into <paramref name="output"/> hashing the ciphertext, hashes the length block, and
+    /// returns the tag.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     [SkipLocalsInit]
-    private Vector128<ulong> Crypt<TWidth>(Vector128<uint> counter, ReadOnlySpan<byte> input, Span<byte> output, ReadOnlySpan<byte> associatedData, bool encrypting)
+    private Vector128<byte> Crypt<TWidth>(Vector128<uint> counter, ReadOnlySpan<byte> input, Span<byte> output, ReadOnlySpan<byte> associatedData, bool encrypting)
         where TWidth : struct
     {
+        int length = input.Length;
+        int bulk = length & ~(Aggregation * 16 - 1);
+        int rest = length - bulk;
+        int tailBlocks = (rest + 15) >> 4;
+
+        // First, as they depend on nothing else, the keystream of the tail and E(J0) for the tag: their AES latency
+        // then overlaps the hashing and the bulk passes. Slot 0 is J0 (counter 1 = 2 - 1), slots 1..8 the tail.
+        Span<byte> keystream = stackalloc byte[10 * 16];
+        ref byte keystreamRef = ref MemoryMarshal.GetReference(keystream);
+        // Batches of four (eight AES chains in flight fill the pipeline) or two, as many slots as needed.
+        uint tailCounter = (uint)(bulk >> 4);
+        int slots = tailBlocks + 1;
+        if (slots <= 2) Keystream2(counter, uint.MaxValue, tailCounter, ref keystreamRef);
+        else Keystream4(counter, uint.MaxValue, tailCounter, tailCounter + 1, tailCounter + 2, ref keystreamRef);
+        if (slots > 6) Keystream4(counter, tailCounter + 3, tailCounter + 4, tailCounter + 5, tailCounter + 6, ref Unsafe.Add(ref keystreamRef, 64));
+        else if (slots > 4) Keystream2(counter, tailCounter + 3, tailCounter + 4, ref Unsafe.Add(ref keystreamRef, 64));
+        if (slots > 8) Keystream2(counter, tailCounter + 7, tailCounter + 8, ref Unsafe.Add(ref keystreamRef, 128));
+
         Span<byte> buffer = stackalloc byte[(PowerCount + 1) * 16];
         ref byte bufferRef = ref MemoryMarshal.GetReference(buffer);
-
-        // Associated data: 16 blocks per reduction straight from the span, the rest (with the zero-padded partial
-        // block) through the buffer.
         Vector128<ulong> x = Vector128<ulong>.Zero;
-        ref byte aadRef = ref MemoryMarshal.GetReference(associatedData);
-        int aadOffset = 0;
-        for (; associatedData.Length - aadOffset > PowerCount * 16; aadOffset += PowerCount * 16)
+        if (bulk > 0 && encrypting && associatedData.Length <= Aggregation * 16)
         {
-            x = HashBlocks<TWidth>(x, ref Unsafe.Add(ref aadRef, aadOffset), PowerCount);
+            // The first encryption pass has no ciphertext of a previous pass to hash: it hashes the associated data,
+            // right-aligned in eight zero-padded blocks (leading zero blocks add nothing to GHASH from a zero state).
+            int aadBlocks = (associatedData.Length + 15) >> 4;
+            Vector256<byte>.Zero.StoreUnsafe(ref bufferRef);
+            Vector256<byte>.Zero.StoreUnsafe(ref bufferRef, 32);
+            Vector256<byte>.Zero.StoreUnsafe(ref bufferRef, 64);
+            Vector256<byte>.Zero.StoreUnsafe(ref bufferRef, 96);
+            associatedData.CopyTo(buffer.Slice((Aggregation - aadBlocks) * 16));
+            x = CryptBlocks<TWidth>(ref counter, ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output), bulk, x, encrypting, ref bufferRef);
         }
-        int aadRest = associatedData.Length - aadOffset;
-        if (aadRest > 0)
+        else
         {
-            int blocks = (aadRest + 15) >> 4;
-            Vector128<byte>.Zero.StoreUnsafe(ref bufferRef, (nuint)(blocks - 1) * 16);
-            associatedData.Slice(aadOffset).CopyTo(buffer);
-            x = HashBlocks<TWidth>(x, ref bufferRef, blocks);
-        }
-
-        int length = input.Length;
-        int i = 0;
-        if (length >= Aggregation * 16)
-        {
-            x = CryptBlocks<TWidth>(ref counter, ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output), length & ~(Aggregation * 16 - 1), x, encrypting);
-            i = length & ~(Aggregation * 16 - 1);
+            // Associated data: 16 blocks per reduction straight from the span, the rest (with the zero-padded partial
+            // block) through the buffer.
+            ref byte aadRef = ref MemoryMarshal.GetReference(associatedData);
+            int aadOffset = 0;
+            for (; associatedData.Length - aadOffset > PowerCount * 16; aadOffset += PowerCount * 16)
+            {
+                x = HashBlocks<TWidth>(x, ref Unsafe.Add(ref aadRef, aadOffset), PowerCount);
+            }
+            int aadRest = associatedData.Length - aadOffset;
+            if (aadRest > 0)
+            {
+                int blocks = (aadRest + 15) >> 4;
+                Vector128<byte>.Zero.StoreUnsafe(ref bufferRef, (nuint)(blocks - 1) * 16);
+                associatedData.Slice(aadOffset).CopyTo(buffer);
+                x = HashBlocks<TWidth>(x, ref bufferRef, blocks);
+            }
+            if (bulk > 0)
+            {
+                x = CryptBlocks<TWidth>(ref counter, ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output), bulk, x, encrypting,
+                    ref MemoryMarshal.GetArrayDataReference(s_zeroBlocks));
+            }
         }
 
         // Tail: the last 0-7 whole blocks and the partial block through the buffer, then their GHASH together with the
         // length block under one reduction.
-        int rest = length - i;
-        int tailBlocks = (rest + 15) >> 4;
         if (rest > 0)
         {
-            Span<byte> keystream = stackalloc byte[Aggregation * 16];
-            ref byte keystreamRef = ref MemoryMarshal.GetReference(keystream);
-            Keystream4(counter, 0, ref keystreamRef);
-            if (tailBlocks > 4) Keystream4(counter, 4, ref Unsafe.Add(ref keystreamRef, 64));
+            ref byte tailKeystream = ref Unsafe.Add(ref keystreamRef, 16);
             Vector128<byte>.Zero.StoreUnsafe(ref bufferRef, (nuint)(tailBlocks - 1) * 16);
-            input.Slice(i).CopyTo(buffer);
+            input.Slice(bulk).CopyTo(buffer);
             for (int b = 0; b < tailBlocks; b++)
             {
-                (Vector128.LoadUnsafe(ref bufferRef, (nuint)b * 16) ^ Vector128.LoadUnsafe(ref keystreamRef, (nuint)b * 16)).StoreUnsafe(ref keystreamRef, (nuint)b * 16);
+                (Vector128.LoadUnsafe(ref bufferRef, (nuint)b * 16) ^ Vector128.LoadUnsafe(ref tailKeystream, (nuint)b * 16)).StoreUnsafe(ref tailKeystream, (nuint)b * 16);
             }
-            keystream.Slice(0, rest).CopyTo(output.Slice(i));
-            if (encrypting) keystream.Slice(0, rest).CopyTo(buffer); // GHASH pads the last ciphertext block with zeros
+            Span<byte> result = keystream.Slice(16, rest);
+            result.CopyTo(output.Slice(bulk));
+            if (encrypting) result.CopyTo(buffer); // GHASH pads the last ciphertext block with zeros
         }
 
         // SP 800-38D §7.1 step 5: the last GHASH block is len(A) || len(C) in bits, each 64-bit big-endian.
         ref byte lengthBlock = ref Unsafe.Add(ref bufferRef, tailBlocks * 16);
         Unsafe.WriteUnaligned(ref lengthBlock, BinaryPrimitives.ReverseEndianness((ulong)associatedData.Length * 8));
         Unsafe.WriteUnaligned(ref Unsafe.Add(ref lengthBlock, 8), BinaryPrimitives.ReverseEndianness((ulong)length * 8));
-        return HashBlocks<TWidth>(x, ref bufferRef, tailBlocks + 1);
+        x = HashBlocks<TWidth>(x, ref bufferRef, tailBlocks + 1);
+        return ByteReverse(x.AsByte()) ^ Vector128.LoadUnsafe(ref keystreamRef);
     }
 
     /// <summary>
@@ -228,7 +249,7 @@ internal sealed class AesNiGcm
     /// eight ciphertext blocks interleaved with each pass's AES rounds; advances <paramref name="counter"/>.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
-    private Vector128<ulong> CryptBlocks<TWidth>(ref Vector128<uint> counter, ref byte inRef, ref byte outRef, int length, Vector128<ulong> x, bool encrypting)
+    private Vector128<ulong> CryptBlocks<TWidth>(ref Vector128<uint> counter, ref byte inRef, ref byte outRef, int length, Vector128<ulong> x, bool encrypting, ref byte firstHash)
         where TWidth : struct
     {
         ref Vector128<byte> k = ref MemoryMarshal.GetArrayDataReference(_roundKeys);
@@ -237,9 +258,10 @@ internal sealed class AesNiGcm
         bool aes256 = lastRound == 14;
         Vector128<uint> ctr = counter;
 
-        // Decryption hashes each pass's own input. Encryption hashes the previous pass's output: the first pass hashes
-        // zeros from a zero state (giving zero) and the associated data's hash joins after it.
-        ref byte hashRef = ref encrypting ? ref MemoryMarshal.GetArrayDataReference(s_zeroBlocks) : ref inRef;
+        // Decryption hashes each pass's own input. Encryption hashes the previous pass's output; the first pass hashes
+        // <paramref name="firstHash"/> from a zero state (eight zero blocks, giving zero, or the right-aligned associated
+        // data) and <paramref name="x"/> joins after it.
+        ref byte hashRef = ref encrypting ? ref firstHash : ref inRef;
         Vector128<ulong> pending = Vector128<ulong>.Zero;
         if (encrypting)
         {
@@ -374,16 +396,34 @@ internal sealed class AesNiGcm
         return x;
     }
 
-    /// <summary>Four blocks of keystream from counter + <paramref name="first"/> into <paramref name="destination"/> (64 bytes).</summary>
-    private void Keystream4(Vector128<uint> counter, uint first, ref byte destination)
+    /// <summary>The encryptions of counter + <paramref name="a0"/> and counter + <paramref name="a1"/> into <paramref name="destination"/> (32 bytes).</summary>
+    private void Keystream2(Vector128<uint> counter, uint a0, uint a1, ref byte destination)
     {
         ref Vector128<byte> k = ref MemoryMarshal.GetArrayDataReference(_roundKeys);
         int lastRound = _roundKeys.Length - 1;
         Vector128<byte> k0 = k;
-        Vector128<byte> s0 = CounterAt(counter, first) ^ k0;
-        Vector128<byte> s1 = CounterAt(counter, first + 1) ^ k0;
-        Vector128<byte> s2 = CounterAt(counter, first + 2) ^ k0;
-        Vector128<byte> s3 = CounterAt(counter, first + 3) ^ k0;
+        Vector128<byte> s0 = CounterAt(counter, a0) ^ k0;
+        Vector128<byte> s1 = CounterAt(counter, a1) ^ k0;
+        for (int r = 1; r < lastRound; r++)
+        {
+            Vector128<byte> rk = Unsafe.Add(ref k, r);
+            s0 = Aes.Encrypt(s0, rk); s1 = Aes.Encrypt(s1, rk);
+        }
+        Vector128<byte> last = Unsafe.Add(ref k, lastRound);
+        Aes.EncryptLast(s0, last).StoreUnsafe(ref destination);
+        Aes.EncryptLast(s1, last).StoreUnsafe(ref destination, 16);
+    }
+
+    /// <summary>The encryptions of counter + <paramref name="a0"/> .. counter + <paramref name="a3"/> into <paramref name="destination"/> (64 bytes).</summary>
+    private void Keystream4(Vector128<uint> counter, uint a0, uint a1, uint a2, uint a3, ref byte destination)
+    {
+        ref Vector128<byte> k = ref MemoryMarshal.GetArrayDataReference(_roundKeys);
+        int lastRound = _roundKeys.Length - 1;
+        Vector128<byte> k0 = k;
+        Vector128<byte> s0 = CounterAt(counter, a0) ^ k0;
+        Vector128<byte> s1 = CounterAt(counter, a1) ^ k0;
+        Vector128<byte> s2 = CounterAt(counter, a2) ^ k0;
+        Vector128<byte> s3 = CounterAt(counter, a3) ^ k0;
         for (int r = 1; r < lastRound; r++)
         {
             Vector128<byte> rk = Unsafe.Add(ref k, r);
