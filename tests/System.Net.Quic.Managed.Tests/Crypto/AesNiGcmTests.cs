@@ -121,6 +121,46 @@ public class AesNiGcmTests
     }
 
     [SkippableTheory]
+    [InlineData(16, false)]
+    [InlineData(32, false)]
+    [InlineData(16, true)]
+    [InlineData(32, true)]
+    public void MatchesAesGcmForRandomInputs(int keyLength, bool wide)
+    {
+        Skip.IfNot(AesNiGcm.IsSupported, "this CPU lacks AES-NI/PCLMULQDQ: packet protection uses AesGcm");
+        Skip.If(wide && !AesNiGcm.IsVector256Supported, "this CPU lacks 256-bit VPCLMULQDQ");
+        var random = new Random(9221 + keyLength);
+        int[] lengths = [0, 1, 15, 16, 17, 31, 32, 33, 127, 128, 129, 255, 256, 257, 1000, 1162, 1171, 1200, 1423, 1452, 4000, 70000];
+        for (int round = 0; round < 300; round++)
+        {
+            byte[] key = new byte[keyLength];
+            byte[] nonce = new byte[12];
+            random.NextBytes(key);
+            random.NextBytes(nonce);
+            int length = round < lengths.Length ? lengths[round] : random.Next(0, 2100);
+            byte[] aad = new byte[round < lengths.Length ? length % 600 : random.Next(0, 70)];
+            byte[] plaintext = new byte[length];
+            random.NextBytes(aad);
+            random.NextBytes(plaintext);
+
+            using var reference = new AesGcm(key, 16);
+            byte[] expected = new byte[length];
+            byte[] expectedTag = new byte[16];
+            reference.Encrypt(nonce, plaintext, expected, expectedTag, aad);
+
+            var gcm = new AesNiGcm(key, wide);
+            byte[] inPlace = (byte[])plaintext.Clone();
+            byte[] tag = new byte[16];
+            gcm.Encrypt(nonce, inPlace, inPlace, tag, aad);
+            Assert.Equal(expected, inPlace);
+            Assert.Equal(expectedTag, tag);
+
+            Assert.True(gcm.TryDecrypt(nonce, inPlace, tag, inPlace, aad));
+            Assert.Equal(plaintext, inPlace);
+        }
+    }
+
+    [SkippableTheory]
     [MemberData(nameof(Widths))]
     public void RejectsEveryTamperedInput(bool wide)
     {
