@@ -24,8 +24,9 @@ namespace System.Net.Quic.Managed.Crypto;
 /// eight blocks encrypted in the previous pass, re-read from the output), so the AES and the carry-less multiply
 /// units work side by side. GHASH runs in the POLYVAL form (RFC 8452 appendix A: byte-reversed blocks and hash key
 /// times x), which reduces with two carry-less multiplications instead of a chain of shifts, and aggregates: one
-/// reduction per eight blocks, and one for the whole tail of a packet (its last 0-7 whole blocks, the zero-padded
-/// partial block and the length block, with the powers H^1..H^16 computed per key). Where the CPU has 256-bit
+/// reduction per eight blocks, and one for the whole end of a packet (its last 0-7 whole blocks, the zero-padded
+/// partial block and the length block, for encryption also the last eight-block pass; powers H^1..H^17 computed per
+/// key). Where the CPU has 256-bit
 /// VPCLMULQDQ and AVX2 (<see cref="IsVector256Supported"/>), GHASH multiplies two blocks per instruction; otherwise the
 /// same code runs on 128-bit PCLMULQDQ. The AES rounds stay 128-bit (.NET 10 exposes no VAES). Per call: the keystream
 /// of the tail and E(J0) for the tag are computed first, in batches of two or four blocks (they depend on nothing
@@ -52,15 +53,15 @@ internal sealed class AesNiGcm
     public const int TagLength = 16;
 
     private const int Aggregation = 8;
-    private const int PowerCount = 16;
+    private const int PowerCount = 17;
 
     // Source of the "previous eight blocks" hashed during the first pass of an encryption (nothing was encrypted yet).
     private static readonly byte[] s_zeroBlocks = new byte[Aggregation * 16];
 
     private readonly Vector128<byte>[] _roundKeys;
 
-    // H^16 .. H^1 in POLYVAL form (descending, so that two neighbouring entries load as one 256-bit pair matching two
-    // consecutive blocks): index j holds H^(16 - j).
+    // H^17 .. H^1 in POLYVAL form (descending, so that two neighbouring entries load as one 256-bit pair matching two
+    // consecutive blocks): index j holds H^(17 - j).
     private readonly Vector128<ulong>[] _hPowers;
 
     private readonly bool _vector256;
@@ -225,26 +226,42 @@ internal sealed class AesNiGcm
         }
 
         // Tail: the last 0-7 whole blocks and the partial block through the buffer, then their GHASH together with the
-        // length block under one reduction.
+        // length block (and, for encryption, the last bulk pass's eight ciphertext blocks, copied in front) under one
+        // reduction.
+        int pendingBytes = 0;
+        if (encrypting && bulk > 0)
+        {
+            pendingBytes = Aggregation * 16;
+            ref byte lastPass = ref Unsafe.Add(ref MemoryMarshal.GetReference(output), bulk - pendingBytes);
+            Vector128.LoadUnsafe(ref lastPass).StoreUnsafe(ref bufferRef);
+            Vector128.LoadUnsafe(ref lastPass, 16).StoreUnsafe(ref bufferRef, 16);
+            Vector128.LoadUnsafe(ref lastPass, 32).StoreUnsafe(ref bufferRef, 32);
+            Vector128.LoadUnsafe(ref lastPass, 48).StoreUnsafe(ref bufferRef, 48);
+            Vector128.LoadUnsafe(ref lastPass, 64).StoreUnsafe(ref bufferRef, 64);
+            Vector128.LoadUnsafe(ref lastPass, 80).StoreUnsafe(ref bufferRef, 80);
+            Vector128.LoadUnsafe(ref lastPass, 96).StoreUnsafe(ref bufferRef, 96);
+            Vector128.LoadUnsafe(ref lastPass, 112).StoreUnsafe(ref bufferRef, 112);
+        }
+        ref byte tailRef = ref Unsafe.Add(ref bufferRef, pendingBytes);
         if (rest > 0)
         {
             ref byte tailKeystream = ref Unsafe.Add(ref keystreamRef, 16);
-            Vector128<byte>.Zero.StoreUnsafe(ref bufferRef, (nuint)(tailBlocks - 1) * 16);
-            input.Slice(bulk).CopyTo(buffer);
+            Vector128<byte>.Zero.StoreUnsafe(ref tailRef, (nuint)(tailBlocks - 1) * 16);
+            input.Slice(bulk).CopyTo(buffer.Slice(pendingBytes));
             for (int b = 0; b < tailBlocks; b++)
             {
-                (Vector128.LoadUnsafe(ref bufferRef, (nuint)b * 16) ^ Vector128.LoadUnsafe(ref tailKeystream, (nuint)b * 16)).StoreUnsafe(ref tailKeystream, (nuint)b * 16);
+                (Vector128.LoadUnsafe(ref tailRef, (nuint)b * 16) ^ Vector128.LoadUnsafe(ref tailKeystream, (nuint)b * 16)).StoreUnsafe(ref tailKeystream, (nuint)b * 16);
             }
             Span<byte> result = keystream.Slice(16, rest);
             result.CopyTo(output.Slice(bulk));
-            if (encrypting) result.CopyTo(buffer); // GHASH pads the last ciphertext block with zeros
+            if (encrypting) result.CopyTo(buffer.Slice(pendingBytes)); // GHASH pads the last ciphertext block with zeros
         }
 
         // SP 800-38D §7.1 step 5: the last GHASH block is len(A) || len(C) in bits, each 64-bit big-endian.
-        ref byte lengthBlock = ref Unsafe.Add(ref bufferRef, tailBlocks * 16);
+        ref byte lengthBlock = ref Unsafe.Add(ref tailRef, tailBlocks * 16);
         Unsafe.WriteUnaligned(ref lengthBlock, BinaryPrimitives.ReverseEndianness((ulong)associatedData.Length * 8));
         Unsafe.WriteUnaligned(ref Unsafe.Add(ref lengthBlock, 8), BinaryPrimitives.ReverseEndianness((ulong)length * 8));
-        x = HashBlocks<TWidth>(x, ref bufferRef, tailBlocks + 1);
+        x = HashBlocks<TWidth>(x, ref bufferRef, (pendingBytes >> 4) + tailBlocks + 1);
         return ByteReverse(x.AsByte()) ^ Vector128.LoadUnsafe(ref keystreamRef);
     }
 
@@ -296,7 +313,7 @@ internal sealed class AesNiGcm
             {
                 Vector256<ulong> lo2, mid2, hi2;
                 Vector256<ulong> d = ByteReverse(Vector256.LoadUnsafe(ref hashRef)).AsUInt64() ^ x.ToVector256();
-                Vector256<ulong> h = Load256(ref hp, 8);
+                Vector256<ulong> h = Load256(ref hp, 9);
                 lo2 = Pclmulqdq.V256.CarrylessMultiply(d, h, 0x00);
                 hi2 = Pclmulqdq.V256.CarrylessMultiply(d, h, 0x11);
                 mid2 = Pclmulqdq.V256.CarrylessMultiply(d, h, 0x01) ^ Pclmulqdq.V256.CarrylessMultiply(d, h, 0x10);
@@ -304,17 +321,17 @@ internal sealed class AesNiGcm
                 rk = Unsafe.Add(ref k, 2);
                 s0 = Aes.Encrypt(s0, rk); s1 = Aes.Encrypt(s1, rk); s2 = Aes.Encrypt(s2, rk); s3 = Aes.Encrypt(s3, rk);
                 s4 = Aes.Encrypt(s4, rk); s5 = Aes.Encrypt(s5, rk); s6 = Aes.Encrypt(s6, rk); s7 = Aes.Encrypt(s7, rk);
-                MultiplyAccumulate(ByteReverse(Vector256.LoadUnsafe(ref hashRef, 32)).AsUInt64(), Load256(ref hp, 10), ref lo2, ref mid2, ref hi2);
+                MultiplyAccumulate(ByteReverse(Vector256.LoadUnsafe(ref hashRef, 32)).AsUInt64(), Load256(ref hp, 11), ref lo2, ref mid2, ref hi2);
 
                 rk = Unsafe.Add(ref k, 3);
                 s0 = Aes.Encrypt(s0, rk); s1 = Aes.Encrypt(s1, rk); s2 = Aes.Encrypt(s2, rk); s3 = Aes.Encrypt(s3, rk);
                 s4 = Aes.Encrypt(s4, rk); s5 = Aes.Encrypt(s5, rk); s6 = Aes.Encrypt(s6, rk); s7 = Aes.Encrypt(s7, rk);
-                MultiplyAccumulate(ByteReverse(Vector256.LoadUnsafe(ref hashRef, 64)).AsUInt64(), Load256(ref hp, 12), ref lo2, ref mid2, ref hi2);
+                MultiplyAccumulate(ByteReverse(Vector256.LoadUnsafe(ref hashRef, 64)).AsUInt64(), Load256(ref hp, 13), ref lo2, ref mid2, ref hi2);
 
                 rk = Unsafe.Add(ref k, 4);
                 s0 = Aes.Encrypt(s0, rk); s1 = Aes.Encrypt(s1, rk); s2 = Aes.Encrypt(s2, rk); s3 = Aes.Encrypt(s3, rk);
                 s4 = Aes.Encrypt(s4, rk); s5 = Aes.Encrypt(s5, rk); s6 = Aes.Encrypt(s6, rk); s7 = Aes.Encrypt(s7, rk);
-                MultiplyAccumulate(ByteReverse(Vector256.LoadUnsafe(ref hashRef, 96)).AsUInt64(), Load256(ref hp, 14), ref lo2, ref mid2, ref hi2);
+                MultiplyAccumulate(ByteReverse(Vector256.LoadUnsafe(ref hashRef, 96)).AsUInt64(), Load256(ref hp, 15), ref lo2, ref mid2, ref hi2);
                 lo = lo2.GetLower() ^ lo2.GetUpper();
                 mid = mid2.GetLower() ^ mid2.GetUpper();
                 hi = hi2.GetLower() ^ hi2.GetUpper();
@@ -322,29 +339,29 @@ internal sealed class AesNiGcm
             else
             {
                 Vector128<ulong> d = ByteReverse(Vector128.LoadUnsafe(ref hashRef)).AsUInt64() ^ x;
-                Vector128<ulong> h = Unsafe.Add(ref hp, 8);
+                Vector128<ulong> h = Unsafe.Add(ref hp, 9);
                 lo = Pclmulqdq.CarrylessMultiply(d, h, 0x00);
                 hi = Pclmulqdq.CarrylessMultiply(d, h, 0x11);
                 mid = Pclmulqdq.CarrylessMultiply(d, h, 0x01) ^ Pclmulqdq.CarrylessMultiply(d, h, 0x10);
-                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 16)).AsUInt64(), Unsafe.Add(ref hp, 9), ref lo, ref mid, ref hi);
+                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 16)).AsUInt64(), Unsafe.Add(ref hp, 10), ref lo, ref mid, ref hi);
 
                 rk = Unsafe.Add(ref k, 2);
                 s0 = Aes.Encrypt(s0, rk); s1 = Aes.Encrypt(s1, rk); s2 = Aes.Encrypt(s2, rk); s3 = Aes.Encrypt(s3, rk);
                 s4 = Aes.Encrypt(s4, rk); s5 = Aes.Encrypt(s5, rk); s6 = Aes.Encrypt(s6, rk); s7 = Aes.Encrypt(s7, rk);
-                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 32)).AsUInt64(), Unsafe.Add(ref hp, 10), ref lo, ref mid, ref hi);
-                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 48)).AsUInt64(), Unsafe.Add(ref hp, 11), ref lo, ref mid, ref hi);
+                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 32)).AsUInt64(), Unsafe.Add(ref hp, 11), ref lo, ref mid, ref hi);
+                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 48)).AsUInt64(), Unsafe.Add(ref hp, 12), ref lo, ref mid, ref hi);
 
                 rk = Unsafe.Add(ref k, 3);
                 s0 = Aes.Encrypt(s0, rk); s1 = Aes.Encrypt(s1, rk); s2 = Aes.Encrypt(s2, rk); s3 = Aes.Encrypt(s3, rk);
                 s4 = Aes.Encrypt(s4, rk); s5 = Aes.Encrypt(s5, rk); s6 = Aes.Encrypt(s6, rk); s7 = Aes.Encrypt(s7, rk);
-                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 64)).AsUInt64(), Unsafe.Add(ref hp, 12), ref lo, ref mid, ref hi);
-                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 80)).AsUInt64(), Unsafe.Add(ref hp, 13), ref lo, ref mid, ref hi);
+                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 64)).AsUInt64(), Unsafe.Add(ref hp, 13), ref lo, ref mid, ref hi);
+                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 80)).AsUInt64(), Unsafe.Add(ref hp, 14), ref lo, ref mid, ref hi);
 
                 rk = Unsafe.Add(ref k, 4);
                 s0 = Aes.Encrypt(s0, rk); s1 = Aes.Encrypt(s1, rk); s2 = Aes.Encrypt(s2, rk); s3 = Aes.Encrypt(s3, rk);
                 s4 = Aes.Encrypt(s4, rk); s5 = Aes.Encrypt(s5, rk); s6 = Aes.Encrypt(s6, rk); s7 = Aes.Encrypt(s7, rk);
-                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 96)).AsUInt64(), Unsafe.Add(ref hp, 14), ref lo, ref mid, ref hi);
-                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 112)).AsUInt64(), Unsafe.Add(ref hp, 15), ref lo, ref mid, ref hi);
+                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 96)).AsUInt64(), Unsafe.Add(ref hp, 15), ref lo, ref mid, ref hi);
+                MultiplyAccumulate(ByteReverse(Vector128.LoadUnsafe(ref hashRef, 112)).AsUInt64(), Unsafe.Add(ref hp, 16), ref lo, ref mid, ref hi);
             }
 
             rk = Unsafe.Add(ref k, 5);
@@ -394,8 +411,7 @@ internal sealed class AesNiGcm
             hashRef = ref encrypting ? ref dst : ref Unsafe.Add(ref src, Aggregation * 16);
         }
 
-        // Encryption still owes the hash of the last pass's ciphertext.
-        if (encrypting) x = HashBlocks<TWidth>(x, ref Unsafe.Add(ref outRef, length - Aggregation * 16), Aggregation);
+        // Encryption still owes the hash of the last pass's ciphertext: the caller adds it to the tail's.
         counter = ctr;
         return x;
     }
@@ -441,7 +457,7 @@ internal sealed class AesNiGcm
     }
 
     /// <summary>
-    /// GHASH of <paramref name="count"/> (1..16) whole blocks at <paramref name="blocks"/> continuing from
+    /// GHASH of <paramref name="count"/> (1..17) whole blocks at <paramref name="blocks"/> continuing from
     /// <paramref name="x"/>: (X + B0)·H^n + B1·H^(n-1) + ... + B(n-1)·H, with one reduction.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
