@@ -55,7 +55,8 @@ internal sealed class AesNiGcm
     private const int Aggregation = 8;
     private const int PowerCount = 17;
 
-    // Source of the "previous eight blocks" hashed during the first pass of an encryption (nothing was encrypted yet).
+    // Source of the "previous eight blocks" hashed during the first pass of an encryption (nothing was encrypted yet)
+    // when the associated data is too long (over 128 bytes) to take that slot.
     private static readonly byte[] s_zeroBlocks = new byte[Aggregation * 16];
 
     private readonly Vector128<byte>[] _roundKeys;
