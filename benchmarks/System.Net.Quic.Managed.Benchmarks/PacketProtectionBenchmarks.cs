@@ -6,7 +6,8 @@ using BenchmarkDotNet.Attributes;
 namespace System.Net.Quic.Managed.Benchmarks;
 
 /// <summary>
-/// Protecting and opening one 1200-byte 1-RTT (short header) packet in place (RFC 9001 §5.3, §5.4).
+/// Protecting and opening one 1-RTT (short header) packet in place (RFC 9001 §5.3, §5.4): 1,200 bytes (the minimum
+/// QUIC datagram) and 1,452 bytes (a full 1,500-byte Ethernet MTU over IPv4/UDP with room for IPv6).
 /// The per-packet path is expected to allocate 0 bytes. <see cref="BclAesGcm"/> true runs the AES-GCM suite through
 /// System.Security.Cryptography.AesGcm (OpenSSL) instead of the AES-NI/PCLMULQDQ implementation, for comparison (each
 /// case runs in its own process, so the AppContext switch is read fresh).
@@ -14,10 +15,8 @@ namespace System.Net.Quic.Managed.Benchmarks;
 [MemoryDiagnoser]
 public class PacketProtectionBenchmarks
 {
-    private const int PacketLength = 1200;
     private const int PnOffset = 1 + 8; // first byte + 8-byte DCID
     private const int PnLength = 4;
-    private const int PayloadLength = PacketLength - PnOffset - PnLength - PacketProtectionKeys.TagLength;
 
     private PacketProtectionKeys _sender = null!;
     private PacketProtectionKeys _receiver = null!;
@@ -30,6 +29,11 @@ public class PacketProtectionBenchmarks
 
     [Params(false, true)]
     public bool BclAesGcm { get; set; }
+
+    [Params(1200, 1452)]
+    public int PacketLength { get; set; }
+
+    private int PayloadLength => PacketLength - PnOffset - PnLength - PacketProtectionKeys.TagLength;
 
     [GlobalSetup]
     public void Setup()
