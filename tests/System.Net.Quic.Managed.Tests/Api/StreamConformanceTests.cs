@@ -312,6 +312,105 @@ public class StreamConformanceTests
     },
     configureServer: o => o.MaxInboundBidirectionalStreams = 4);
 
+    /// <summary>
+    /// A stream aborted or disposed right after it was opened (before the managed driver has registered it) must still
+    /// end cleanly on both sides, and the connection must go on carrying data afterwards.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task StreamsAbortedOrDisposedRightAfterOpeningLeaveTheConnectionWorking(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
+    {
+        var accepting = Task.Run(async () =>
+        {
+            while (!ct.IsCancellationRequested)
+            {
+                QuicStream inbound;
+                try
+                {
+                    inbound = await server.AcceptInboundStreamAsync(ct);
+                }
+                catch (OperationCanceledException)
+                {
+                    return;
+                }
+                _ = Task.Run(async () =>
+                {
+                    await using (inbound)
+                    {
+                        try
+                        {
+                            byte[] body = await ReadToEndAsync(inbound, ct);
+                            await inbound.WriteAsync(body, completeWrites: true, ct);
+                        }
+                        catch (QuicException)
+                        {
+                            // The client aborted this one.
+                        }
+                    }
+                }, ct);
+            }
+        }, ct);
+        for (int i = 0; i < 60; i++)
+        {
+            QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+            switch (i % 3)
+            {
+                case 0:
+                    stream.Abort(QuicAbortDirection.Both, 7);
+                    await stream.DisposeAsync();
+                    break;
+                case 1:
+                    await stream.WriteAsync(new byte[100], ct);
+                    stream.Abort(QuicAbortDirection.Write, 8);
+                    await stream.DisposeAsync();
+                    break;
+                default:
+                    await stream.DisposeAsync(); // FIN without data; the read side aborted
+                    break;
+            }
+        }
+        // The connection still works: a normal request/response on a new stream.
+        await using QuicStream last = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+        await last.WriteAsync(new byte[] { 1, 2, 3 }, completeWrites: true, ct);
+        Assert.Equal(new byte[] { 1, 2, 3 }, await ReadToEndAsync(last, ct));
+    },
+    configureServer: o => o.MaxInboundBidirectionalStreams = 8);
+
+    /// <summary>
+    /// Opens racing the connection's close: each open either fails with the close's exception or gives a stream whose
+    /// operations fail with it; none waits past the close.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task OpensRacingTheConnectionCloseEndPromptly(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
+    {
+        var openers = Enumerable.Range(0, 4).Select(_ => Task.Run(async () =>
+        {
+            int failures = 0;
+            while (failures == 0)
+            {
+                try
+                {
+                    await using QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+                    await stream.WriteAsync(new byte[10], completeWrites: true, ct);
+                }
+                catch (QuicException)
+                {
+                    failures++;
+                }
+                catch (ObjectDisposedException)
+                {
+                    failures++;
+                }
+            }
+        }, ct)).ToArray();
+        await Task.Delay(50, ct);
+        await client.CloseAsync(5, ct);
+        // Every opener sees the close within the test's token (20 s); in practice at once.
+        await Task.WhenAll(openers).WaitAsync(TimeSpan.FromSeconds(10), ct);
+    },
+    configureServer: o => o.MaxInboundBidirectionalStreams = 1000);
+
     [SkippableTheory]
     [MemberData(nameof(Providers))]
     public Task DisposingTheConnectionFailsAPendingOpenWithObjectDisposed(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
