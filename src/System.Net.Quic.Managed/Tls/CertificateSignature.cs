@@ -27,25 +27,35 @@ internal static class CertificateSignature
         return content;
     }
 
-    /// <summary>True if <paramref name="scheme"/> can be produced/checked with this certificate's key.</summary>
+    // RFC 5480: id-ecPublicKey with the named curves secp256r1 / secp384r1 (the parameters as DER OIDs); RFC 8017 rsaEncryption.
+    private const string EcPublicKeyOid = "1.2.840.10045.2.1";
+    private const string RsaEncryptionOid = "1.2.840.113549.1.1.1";
+    private static ReadOnlySpan<byte> Secp256r1Parameters => [0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07];
+    private static ReadOnlySpan<byte> Secp384r1Parameters => [0x06, 0x05, 0x2B, 0x81, 0x04, 0x00, 0x22];
+
+    /// <summary>
+    /// True if <paramref name="scheme"/> can be produced/checked with this certificate's key: ECDSA schemes for an
+    /// id-ecPublicKey on their named curve, rsa_pss_rsae_* for an rsaEncryption key (RFC 8446 §4.2.3). Read from the
+    /// certificate's algorithm identifier, without decoding the key: a server tries each of its schemes in turn, and
+    /// building an RSA key object (OpenSSL 3's decoders) for every try cost more than the RSA signature itself.
+    /// </summary>
     public static bool SchemeMatchesKey(X509Certificate2 certificate, SignatureScheme scheme)
     {
-        using (ECDsa? ec = certificate.GetECDsaPublicKey())
+        switch (certificate.GetKeyAlgorithm())
         {
-            if (ec != null)
-            {
-                return (scheme == SignatureScheme.EcdsaSecp256r1Sha256 && ec.KeySize == 256)
-                    || (scheme == SignatureScheme.EcdsaSecp384r1Sha384 && ec.KeySize == 384);
-            }
-        }
-        using (RSA? rsa = certificate.GetRSAPublicKey())
-        {
-            if (rsa != null)
-            {
+            case EcPublicKeyOid:
+                ReadOnlySpan<byte> curve = scheme switch
+                {
+                    SignatureScheme.EcdsaSecp256r1Sha256 => Secp256r1Parameters,
+                    SignatureScheme.EcdsaSecp384r1Sha384 => Secp384r1Parameters,
+                    _ => default,
+                };
+                return !curve.IsEmpty && curve.SequenceEqual(certificate.GetKeyAlgorithmParameters());
+            case RsaEncryptionOid:
                 return scheme is SignatureScheme.RsaPssRsaeSha256 or SignatureScheme.RsaPssRsaeSha384 or SignatureScheme.RsaPssRsaeSha512;
-            }
+            default:
+                return false;
         }
-        return false;
     }
 
     /// <summary>Picks the first of our schemes that the peer offered and the certificate key can produce.</summary>
