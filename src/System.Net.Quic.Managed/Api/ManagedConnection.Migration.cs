@@ -49,17 +49,28 @@ internal sealed partial class ManagedConnection
             core.DeclinePreferredAddress();
             return;
         }
+        if (TryMoveToNewPath(core, socket, toPreferredAddress: true, MonotonicClock.NowUs)) _host.Driver.Wake();
+    }
+
+    /// <summary>
+    /// Driver thread: <paramref name="socket"/> becomes the next local path and the core moves there (to the server's
+    /// preferred address, or to the same server address from the new socket) and validates it; false, with the path
+    /// closed again, when the core cannot move now.
+    /// </summary>
+    private bool TryMoveToNewPath(Connection core, Socket socket, bool toPreferredAddress, long nowUs)
+    {
         byte from = core.LocalPath;
         byte path = _nextLocalPath++;
         _host.AddPath(path, socket);
-        if (!core.MigrateToPreferredAddress(path, MonotonicClock.NowUs))
+        bool moved = toPreferredAddress ? core.MigrateToPreferredAddress(path, nowUs) : core.MigrateLocalPath(path, nowUs);
+        if (!moved)
         {
             _host.RemovePath(path);
-            return;
+            return false;
         }
         _migratingPath = path;
         _migratingFromPath = from;
-        _host.Driver.Wake();
+        return true;
     }
 
     /// <summary>A bound socket connected to <paramref name="remote"/> (null when the OS refuses, with the reason).</summary>
@@ -157,18 +168,12 @@ internal sealed partial class ManagedConnection
             request.Completion.TrySetException(refusal);
             return;
         }
-        byte from = core!.LocalPath;
-        byte path = _nextLocalPath++;
-        _host.AddPath(path, socket);
-        if (!core.MigrateLocalPath(path, nowUs))
+        if (!TryMoveToNewPath(core!, socket, toPreferredAddress: false, nowUs))
         {
-            _host.RemovePath(path);
             request.Completion.TrySetException(new QuicException(QuicError.InternalError, null, null,
                 "The server gave no connection ID the connection has not used yet (RFC 9000 §9.5): it cannot migrate now.", null));
             return;
         }
-        _migratingPath = path;
-        _migratingFromPath = from;
         _migrationWaiter = request.Completion;
     }
 }

@@ -610,9 +610,18 @@ internal sealed class ManagedStream : QuicStreamImpl
     private void CompleteWritesOnDriver()
     {
         if (_finWritten || _writeAborted || _ended) return;
+        WriteFinOnDriver();
+    }
+
+    /// <summary>
+    /// Driver thread: the FIN goes now, or with the last byte of the pending write or of the staged bytes (then
+    /// <see cref="_finRequested"/> carries it).
+    /// </summary>
+    private void WriteFinOnDriver()
+    {
         if (_pendingWrite is not null || !MoveStaged())
         {
-            _finRequested = true; // the FIN goes with the last byte of the pending write (or of the staged bytes)
+            _finRequested = true;
             return;
         }
         if (_finWritten) return; // the stage carried it
@@ -694,12 +703,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             if (_canWriteDirection && !_writeAborted && _peerStopSendingCode is null)
             {
                 if (_pendingWrite is not null) AbortWriteOnDriver(code);
-                else if (!MoveStaged()) _finRequested = true; // FIN after the staged bytes: the stage drains as ACKs make room
-                else if (!_finWritten)
-                {
-                    WriteCore(ReadOnlySpan<byte>.Empty, fin: true);
-                    _finWritten = true;
-                }
+                else WriteFinOnDriver(); // after any staged bytes: the stage drains as ACKs make room
             }
         }
         // The exceptions are created only when something is left to fail: a stream used to its end (the common case,

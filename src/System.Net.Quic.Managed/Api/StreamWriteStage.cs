@@ -27,9 +27,6 @@ internal sealed class StreamWriteStage : IDriverWorkItem
     /// <summary>A FIN follows the staged bytes.</summary>
     public bool Fin { get; private set; }
 
-    /// <summary>Bytes staged and not yet in the core.</summary>
-    public int Count => _end - _start;
-
     /// <summary>True while bytes or a FIN wait to go into the core.</summary>
     public bool IsEmpty => _end == _start && !Fin;
 
@@ -40,7 +37,6 @@ internal sealed class StreamWriteStage : IDriverWorkItem
     public bool TryStage(ReadOnlySpan<byte> data, bool fin, out bool post)
     {
         post = false;
-        if (data.Length > Capacity) return false;
         int count = _end - _start;
         if (count + data.Length > Capacity || Fin) return false;
         if (data.Length > 0)

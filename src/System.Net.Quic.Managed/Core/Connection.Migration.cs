@@ -89,11 +89,7 @@ internal sealed partial class Connection
         _clientMigrationPending = true;
         MigrationState = PathValidationState.Pending;
         MigrationsStarted++;
-        _pathValidator ??= new PathValidator(_random);
-        _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
-        _pathChallengePending = true;
-        if (newHost || localPath != _previousLocalPath) RestartPathEstimates();
-        RestartPathSignals();
+        StartPathValidation(nowUs, newPathModel: newHost || localPath != _previousLocalPath);
         return true;
     }
 

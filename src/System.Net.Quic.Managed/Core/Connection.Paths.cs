@@ -11,11 +11,20 @@ internal sealed partial class Connection
     /// </summary>
     private void OnPathChanged(long nowUs)
     {
+        // A port-only change is probably NAT rebinding (§9.3, §9.4): the congestion state still fits; otherwise start over.
+        StartPathValidation(nowUs, newPathModel: !_previousRemote.SameHost(_remote));
+    }
+
+    /// <summary>
+    /// The connection now sends on a path to be validated (§8.2): a PATH_CHALLENGE goes out, ECN and the path MTU start
+    /// over, and with <paramref name="newPathModel"/> the RTT and congestion state too (§9.4).
+    /// </summary>
+    private void StartPathValidation(long nowUs, bool newPathModel)
+    {
         _pathValidator ??= new PathValidator(_random);
         _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
         _pathChallengePending = true;
-        // A port-only change is probably NAT rebinding (§9.3, §9.4): the congestion state still fits; otherwise start over.
-        if (!_previousRemote.SameHost(_remote)) RestartPathEstimates();
+        if (newPathModel) RestartPathEstimates();
         RestartPathSignals();
     }
 

@@ -108,6 +108,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
 
     private long _lastNowUs;
     private byte _receiveEcn;
+    private byte _receiveLocalPath;
 
     /// <summary>A datagram whose IP header carried the ECN bits <paramref name="ecn"/> (RFC 3168; 0: Not-ECT or unknown).</summary>
     public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs) => Receive(datagram, remote, ecn, localPath: 0, nowUs);
@@ -127,8 +128,6 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             _receiveLocalPath = 0;
         }
     }
-
-    private byte _receiveLocalPath;
 
     public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs)
     {

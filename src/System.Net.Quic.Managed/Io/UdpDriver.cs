@@ -208,24 +208,27 @@ internal sealed class UdpDriver : IDisposable
             _loop.Wake();
             return;
         }
-        if (Interlocked.Exchange(ref _sleeping, 0) == 1 && !_stopping)
+        if (Interlocked.Exchange(ref _sleeping, 0) == 1 && !_stopping) SignalWake();
+    }
+
+    /// <summary>Wakes the driver thread from its wait: the wake signal, or an empty datagram to the driver's own socket.</summary>
+    private void SignalWake()
+    {
+        if (_wake is not null)
         {
-            if (_wake is not null)
-            {
-                _wake.Signal();
-                return;
-            }
-            try
-            {
-                _wakeSocket!.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget!);
-            }
-            catch (SocketException)
-            {
-                // The loop also wakes on its own timer; a lost wake only adds latency.
-            }
-            catch (ObjectDisposedException)
-            {
-            }
+            _wake.Signal();
+            return;
+        }
+        try
+        {
+            _wakeSocket!.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget!);
+        }
+        catch (SocketException)
+        {
+            // The loop also wakes on its own timer; a lost wake only adds latency.
+        }
+        catch (ObjectDisposedException)
+        {
         }
     }
 
@@ -546,20 +549,7 @@ internal sealed class UdpDriver : IDisposable
             return;
         }
         Interlocked.Exchange(ref _sleeping, 1);
-        if (_wake is not null)
-        {
-            _wake.Signal();
-        }
-        else
-        {
-            try
-            {
-                _wakeSocket!.SendTo(ReadOnlySpan<byte>.Empty, SocketFlags.None, _wakeTarget!);
-            }
-            catch (SocketException)
-            {
-            }
-        }
+        SignalWake();
         if (Volatile.Read(ref _started) == 1 && !IsDriverThread) _loopExited.Wait(TimeSpan.FromSeconds(5));
         if (Volatile.Read(ref _started) == 0) _receiver.Release(); // never started: no thread will release them
         _socket.Dispose();

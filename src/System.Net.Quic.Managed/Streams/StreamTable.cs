@@ -498,30 +498,15 @@ internal sealed class StreamTable
         stream.InSendQueue = true;
         SendableCount++;
         _levelMask |= 1 << level;
-        if (stream.Incremental)
-        {
-            TransportStream? tail = _incrementalTail[level];
-            stream.NextInSendQueue = null;
-            stream.PrevInSendQueue = tail;
-            if (tail is null)
-            {
-                _incrementalHead[level] = stream;
-            }
-            else
-            {
-                tail.NextInSendQueue = stream;
-            }
+        TransportStream?[] heads = stream.Incremental ? _incrementalHead : _sequentialHead;
+        TransportStream?[] tails = stream.Incremental ? _incrementalTail : _sequentialTail;
 
-            _incrementalTail[level] = stream;
-            return;
-        }
-
-        // Non-incremental: keep id order. The common cases are O(1): a new (higher-id) stream goes to the tail, the
-        // stream being served returns to the head.
-        TransportStream? after = _sequentialTail[level];
-        if (after is not null && after.Id > stream.Id)
+        // Incremental: the tail (round-robin). Non-incremental: keep id order; the common cases are O(1): a new
+        // (higher-id) stream goes to the tail, the stream being served returns to the head.
+        TransportStream? after = tails[level];
+        if (!stream.Incremental && after is not null && after.Id > stream.Id)
         {
-            TransportStream? head = _sequentialHead[level];
+            TransportStream? head = heads[level];
             if (head!.Id > stream.Id)
             {
                 after = null;
@@ -536,12 +521,12 @@ internal sealed class StreamTable
             }
         }
 
-        TransportStream? before = after is null ? _sequentialHead[level] : after.NextInSendQueue;
+        TransportStream? before = after is null ? heads[level] : after.NextInSendQueue;
         stream.PrevInSendQueue = after;
         stream.NextInSendQueue = before;
         if (after is null)
         {
-            _sequentialHead[level] = stream;
+            heads[level] = stream;
         }
         else
         {
@@ -550,7 +535,7 @@ internal sealed class StreamTable
 
         if (before is null)
         {
-            _sequentialTail[level] = stream;
+            tails[level] = stream;
         }
         else
         {
