@@ -8,15 +8,16 @@ namespace System.Net.Quic.Managed;
 
 /// <summary>
 /// One UDP socket, its driver thread and its sans-IO <see cref="Endpoint"/>: a client connection owns one, a listener
-/// owns one shared by the connections it accepted. After each driver step it drains the connections' events into
-/// the public objects' waiters (still on the driver thread; waiters complete asynchronously). Reference-counted:
+/// owns one shared by the connections it accepted. After each driver step it drains the events of the connections the
+/// step serviced (the endpoint records them; idle connections are not looked at) into the public objects' waiters
+/// (still on the driver thread; waiters complete asynchronously). Reference-counted:
 /// the listener and each connection hold a reference, so accepted connections outlive a disposed listener.
 /// A client connection's driver runs on one of the shared client loops (<see cref="UdpDriverLoop.ForClient"/>), a
 /// listener's on a thread of its own.
 /// </summary>
 internal sealed partial class ManagedDriverHost
 {
-    private readonly List<ManagedConnection> _connections = new();
+    private readonly List<Connection> _serviced = new();
     private int _references = 1;
     private bool _released;
 
@@ -28,6 +29,7 @@ internal sealed partial class ManagedDriverHost
     public ManagedDriverHost(Socket socket, Endpoint endpoint, string name, bool sharedPort = false, UdpDriverLoop? loop = null, bool multiPath = false)
     {
         Endpoint = endpoint;
+        endpoint.TrackServicedConnections();
         IDatagramEndpoint driven = endpoint;
         if (multiPath && loop is not null)
         {
@@ -57,8 +59,14 @@ internal sealed partial class ManagedDriverHost
 
     public void Post(IDriverWorkItem item) => Driver.Post(item);
 
-    /// <summary>Driver thread: the connection's events are drained after every step from now on.</summary>
-    public void Add(ManagedConnection connection) => _connections.Add(connection);
+    /// <summary>Driver thread: the connection's events are drained after every step that services its core from now on.</summary>
+    public void Add(ManagedConnection connection)
+    {
+        Connection core = connection.Core!;
+        core.Owner = connection;
+        // Serviced in this step, so what its core queued before it had an owner is drained now.
+        Endpoint.Wake(core);
+    }
 
     public void AddReference() => Interlocked.Increment(ref _references);
 
@@ -87,11 +95,10 @@ internal sealed partial class ManagedDriverHost
     private void OnStep()
     {
         Listeners?.OnStep(this);
-        for (int i = _connections.Count - 1; i >= 0; i--)
+        Endpoint.DrainServiced(_serviced);
+        foreach (Connection core in _serviced)
         {
-            ManagedConnection connection = _connections[i];
-            connection.ProcessEvents();
-            if (connection.IsDetached) _connections.RemoveAt(i);
+            if (core.Owner is ManagedConnection { IsDetached: false } connection) connection.ProcessEvents();
         }
     }
 }

@@ -8,6 +8,7 @@ internal sealed partial class Connection
     /// <summary>The application closes the connection with its own error code (CONNECTION_CLOSE type 0x1d, RFC 9000 §10.2).</summary>
     public void Close(ulong applicationErrorCode, string? reason, long nowUs)
     {
+        RequestService();
         if (_close.Phase != ConnectionPhase.Open) return;
         Error = ConnectionError.Application(applicationErrorCode, reason, byPeer: false);
         EnterClosing(nowUs);

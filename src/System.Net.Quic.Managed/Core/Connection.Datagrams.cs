@@ -43,6 +43,7 @@ internal sealed partial class Connection
     /// </summary>
     public DatagramQueueResult QueueDatagram(byte[] data, out long id)
     {
+        RequestService();
         id = -1;
         if (_close.Phase != ConnectionPhase.Open) return DatagramQueueResult.Closed;
         int max = MaxDatagramPayloadSize;

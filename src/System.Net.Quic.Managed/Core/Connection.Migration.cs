@@ -50,7 +50,11 @@ internal sealed partial class Connection
     public bool PeerAllowsActiveMigration => PeerParameters?.DisableActiveMigration != true || _migratedToPreferredAddress;
 
     /// <summary>Client: stops considering the server's preferred address.</summary>
-    public void DeclinePreferredAddress() => _preferredAddressHandled = true;
+    public void DeclinePreferredAddress()
+    {
+        RequestService();
+        _preferredAddressHandled = true;
+    }
 
     /// <summary>
     /// Client: moves to the server's preferred address (RFC 9000 §9.6.1) from local path <paramref name="localPath"/>, with
@@ -58,6 +62,7 @@ internal sealed partial class Connection
     /// </summary>
     public bool MigrateToPreferredAddress(byte localPath, long nowUs)
     {
+        RequestService();
         if (!PreferredAddressMigrationPending) return false;
         _preferredAddressHandled = true;
         if (!StartClientMigration(localPath, _preferredAddress, nowUs)) return false;
@@ -72,6 +77,7 @@ internal sealed partial class Connection
     /// </summary>
     public bool MigrateLocalPath(byte localPath, long nowUs)
     {
+        RequestService();
         if (!PeerAllowsActiveMigration) return false;
         return StartClientMigration(localPath, _remote, nowUs);
     }

@@ -50,6 +50,7 @@ internal sealed partial class Connection
     /// </summary>
     public bool MigrateLocalAddress(long nowUs)
     {
+        RequestService();
         if (IsServer || !_handshake.IsConfirmed || PeerParameters?.DisableActiveMigration == true) return false;
         if (!_peerIds.TryRotate()) return false;
         _previousRemote = _remote;

@@ -8,6 +8,7 @@ internal sealed partial class Connection
     /// <summary>Opens a local stream; false when the peer's stream limit is reached (wait for StreamsAvailable).</summary>
     public bool TryOpenStream(bool unidirectional, out long streamId)
     {
+        RequestService();
         streamId = -1;
         // Before the handshake completes only a client with 0-RTT keys may open streams (RFC 9001 §4.6.1).
         if ((!_handshake.IsCompleted && !CanSendEarlyData) || _close.Phase != ConnectionPhase.Open) return false;
@@ -30,6 +31,7 @@ internal sealed partial class Connection
     /// <summary>Queues data (and optionally FIN) on a stream; returns the bytes accepted (limited by the send buffer).</summary>
     public int WriteStream(long streamId, ReadOnlySpan<byte> data, bool fin)
     {
+        RequestService();
         if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Send is null) return 0;
         // Reset (by us, or in answer to the peer's STOP_SENDING) or already finished: nothing more is accepted; the API
         // learns why from GetStopSendingCode / IsStreamWriteComplete. Peer-driven states must never throw here.
@@ -56,6 +58,7 @@ internal sealed partial class Connection
     /// </summary>
     public int ReadStream(long streamId, Span<byte> destination, bool holdCredit, out bool fin, out bool reset, out ulong resetErrorCode)
     {
+        RequestService();
         fin = false;
         reset = false;
         resetErrorCode = 0;
@@ -85,6 +88,7 @@ internal sealed partial class Connection
     /// </summary>
     public void ReleaseStreamCredit(long streamId, long bytes)
     {
+        RequestService();
         if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Receive is null) return;
         stream.Receive.ReleaseCredit(bytes);
         _streams.RefreshSendable(stream);
@@ -94,6 +98,7 @@ internal sealed partial class Connection
     /// <summary>Abruptly ends the send side (RESET_STREAM, RFC 9000 §19.4).</summary>
     public void ResetStream(long streamId, ulong applicationErrorCode)
     {
+        RequestService();
         if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Send is null) return;
         stream.Send.Reset(applicationErrorCode);
         _streams.RefreshSendable(stream);
@@ -102,6 +107,7 @@ internal sealed partial class Connection
     /// <summary>Asks the peer to stop sending (STOP_SENDING, RFC 9000 §19.5).</summary>
     public void StopSending(long streamId, ulong applicationErrorCode)
     {
+        RequestService();
         if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Receive is null) return;
         stream.Receive.StopSending(applicationErrorCode);
         _streams.RefreshSendable(stream);
@@ -115,6 +121,7 @@ internal sealed partial class Connection
     /// </summary>
     public bool SetStreamPriority(long streamId, int urgency, bool incremental)
     {
+        RequestService();
         if (!_streams.TryGetStream(streamId, out TransportStream? stream)) return false;
         _streams.SetPriority(stream, urgency, incremental);
         return true;
@@ -134,6 +141,7 @@ internal sealed partial class Connection
     /// </summary>
     public bool InitiateKeyUpdate()
     {
+        RequestService();
         if (Phase != ConnectionPhase.Open) return false;
         PacketSpaceState app = Space(System.Net.Quic.Managed.Recovery.PacketNumberSpace.ApplicationData);
         if (!_handshake.IsConfirmed || app.SendPhaseKeys is null || app.ReceivePhaseKeys is null) return false;

@@ -9,7 +9,11 @@ internal sealed partial class Connection
     /// packet, protected with this connection's current keys. Lets tests deliver crafted frames that the peer must
     /// reject with the right transport error code (RFC 9000 §11). Never retransmitted.
     /// </summary>
-    internal void SendRawFramesForTesting(ReadOnlySpan<byte> frames) => _rawFramesForTesting = frames.ToArray();
+    internal void SendRawFramesForTesting(ReadOnlySpan<byte> frames)
+    {
+        _rawFramesForTesting = frames.ToArray();
+        RequestService();
+    }
 
     private bool WriteRawFramesForTesting(ref QuicWriter writer, SentFrameList frames)
     {
@@ -32,5 +36,6 @@ internal sealed partial class Connection
         app.SendPhaseKeys.Update();
         _currentSendPhaseFirstPacket = app.NextPacketNumber;
         Statistics.KeyUpdates++;
+        RequestService();
     }
 }

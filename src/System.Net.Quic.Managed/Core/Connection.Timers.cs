@@ -5,91 +5,132 @@ namespace System.Net.Quic.Managed.Core;
 
 internal sealed partial class Connection
 {
-    /// <summary>The earliest time <see cref="OnTimeout"/> must run (long.MaxValue: none). ngtcp2's single expiry, quinn's poll_timeout.</summary>
+    /// <summary>The earliest time <see cref="OnTimeout"/> must run (long.MaxValue: none): the smallest entry of the timer table.</summary>
     public long NextTimeoutUs
     {
         get
         {
-            switch (_close.Phase)
-            {
-                case ConnectionPhase.Closed: return long.MaxValue;
-                case ConnectionPhase.Closing:
-                case ConnectionPhase.Draining: return Math.Min(_close.DeadlineUs, _close.NextResendUs);
-            }
-            long t = Math.Min(_idle.DeadlineUs(_recovery.PtoDurationUs), _handshakeDeadlineUs);
-            t = Math.Min(t, _recovery.LossDetectionTimerUs);
-            bool amplificationBlocked = !_amplification.IsAddressValidated && _amplification.Remaining < MinInitialDatagramSize;
-            if (!amplificationBlocked)
-            {
-                foreach (PacketSpaceState space in _spaces)
-                {
-                    if (!space.Discarded && space.CanSend && space.Received.HasNewPacketsToAck) t = Math.Min(t, space.Received.AckDeadlineUs);
-                }
-            }
-            t = Math.Min(t, _pacingBlockedUntilUs);
-            if (_firstFlightHoldUntilUs != 0) t = Math.Min(t, _firstFlightHoldUntilUs);
-            if (_pathValidator is not null) t = Math.Min(t, _pathValidator.DeadlineUs);
-            if (_options.KeepAliveIntervalUs > 0 && _handshake.IsCompleted && !_keepAlivePending)
-            {
-                t = Math.Min(t, _idle.LastActivityUs + _options.KeepAliveIntervalUs);
-            }
+            long t = long.MaxValue;
+            for (TimerKind kind = 0; kind < TimerKind.Count; kind++) t = Math.Min(t, Deadline(kind));
             return t;
         }
     }
 
-    /// <summary>Runs whatever timers are due at <paramref name="nowUs"/>; then call TrySend.</summary>
+    /// <summary>
+    /// The connection's timer table (after quinn's <c>connection/timer.rs</c>): one deadline per kind, read from the state
+    /// that owns it (the idle timer, recovery, the ACK trackers, the pacer, the path validator, the close state), so no copy
+    /// can go stale; long.MaxValue where the kind is not armed. <see cref="OnTimeout"/> handles each expired kind.
+    /// </summary>
+    internal long Deadline(TimerKind kind)
+    {
+        ConnectionPhase phase = _close.Phase;
+        if (phase == ConnectionPhase.Closed) return long.MaxValue;
+        if (phase != ConnectionPhase.Open)
+        {
+            return kind switch
+            {
+                TimerKind.Close => _close.DeadlineUs,
+                TimerKind.CloseResend => _close.NextResendUs,
+                _ => long.MaxValue,
+            };
+        }
+        switch (kind)
+        {
+            case TimerKind.Idle: return _idle.DeadlineUs(_recovery.PtoDurationUs);
+            case TimerKind.Handshake: return _handshakeDeadlineUs;
+            case TimerKind.LossDetection: return _recovery.LossDetectionTimerUs;
+            case TimerKind.AckInitial:
+            case TimerKind.AckHandshake:
+            case TimerKind.AckApplication:
+            {
+                // An ACK due on a path the anti-amplification limit blocks cannot leave: no timer for it (RFC 9000 §8.1).
+                if (!_amplification.IsAddressValidated && _amplification.Remaining < MinInitialDatagramSize) return long.MaxValue;
+                PacketSpaceState space = _spaces[kind - TimerKind.AckInitial];
+                return !space.Discarded && space.CanSend && space.Received.HasNewPacketsToAck ? space.Received.AckDeadlineUs : long.MaxValue;
+            }
+            case TimerKind.Pacing: return _pacingBlockedUntilUs;
+            case TimerKind.FirstFlightHold: return _firstFlightHoldUntilUs != 0 ? _firstFlightHoldUntilUs : long.MaxValue;
+            case TimerKind.PathValidation: return _pathValidator?.DeadlineUs ?? long.MaxValue;
+            case TimerKind.KeepAlive:
+                return _options.KeepAliveIntervalUs > 0 && _handshake.IsCompleted && !_keepAlivePending
+                    ? _idle.LastActivityUs + _options.KeepAliveIntervalUs
+                    : long.MaxValue;
+            default: return long.MaxValue;
+        }
+    }
+
+    /// <summary>Runs every timer of the table that is due at <paramref name="nowUs"/>; then call TrySend.</summary>
     public void OnTimeout(long nowUs)
     {
         _lastEventUs = nowUs;
-        switch (_close.Phase)
+        for (TimerKind kind = 0; kind < TimerKind.Count && _close.Phase != ConnectionPhase.Closed; kind++)
         {
-            case ConnectionPhase.Closed:
-                return;
-            case ConnectionPhase.Closing:
-            case ConnectionPhase.Draining:
-                if (!_close.OnTimeout(nowUs) && _close.OnResendTimer(nowUs)) _closeFramePending = true;
-                return;
+            if (Deadline(kind) > nowUs) continue;
+            if (!OnTimerExpired(kind, nowUs)) return;
         }
+    }
 
-        if (nowUs >= _idle.DeadlineUs(_recovery.PtoDurationUs))
+    /// <summary>One expired timer; false when the connection ended and the rest of the table no longer matters.</summary>
+    private bool OnTimerExpired(TimerKind kind, long nowUs)
+    {
+        switch (kind)
         {
-            // RFC 9000 §10.1: the connection is silently closed and its state discarded.
-            Error ??= new ConnectionError(ConnectionErrorSource.IdleTimeout, 0, false, "idle timeout");
-            _close.CloseSilently();
-            if (!_handshake.IsCompleted) OnHandshakeFailed();
-            Emit(ConnectionEventKind.Closed);
-            return;
+            case TimerKind.Close:
+                _close.OnTimeout(nowUs);
+                return false;
+            case TimerKind.CloseResend:
+                if (_close.OnResendTimer(nowUs)) _closeFramePending = true;
+                return true;
+            case TimerKind.Idle:
+                // RFC 9000 §10.1: the connection is silently closed and its state discarded.
+                Error ??= new ConnectionError(ConnectionErrorSource.IdleTimeout, 0, false, "idle timeout");
+                _close.CloseSilently();
+                if (!_handshake.IsCompleted) OnHandshakeFailed();
+                Emit(ConnectionEventKind.Closed);
+                return false;
+            case TimerKind.Handshake:
+                Error ??= new ConnectionError(ConnectionErrorSource.HandshakeTimeout, 0, false, "handshake timeout");
+                _close.CloseSilently();
+                OnHandshakeFailed();
+                Emit(ConnectionEventKind.Closed);
+                return false;
+            case TimerKind.AckInitial:
+            case TimerKind.AckHandshake:
+            case TimerKind.AckApplication:
+            case TimerKind.FirstFlightHold:
+                // Acted on by the TrySend that follows every timeout: the ACK is due, the hold is over.
+                return true;
+            case TimerKind.Pacing:
+                _pacingBlockedUntilUs = long.MaxValue;
+                return true;
+            case TimerKind.PathValidation:
+                OnPathValidationTimeout(nowUs);
+                return true;
+            case TimerKind.KeepAlive:
+                _keepAlivePending = true;
+                return true;
+            case TimerKind.LossDetection:
+                OnLossDetectionTimeout(nowUs);
+                return true;
+            default:
+                return true;
         }
-        if (nowUs >= _handshakeDeadlineUs)
-        {
-            Error ??= new ConnectionError(ConnectionErrorSource.HandshakeTimeout, 0, false, "handshake timeout");
-            _close.CloseSilently();
-            OnHandshakeFailed();
-            Emit(ConnectionEventKind.Closed);
-            return;
-        }
-        if (nowUs >= _pacingBlockedUntilUs) _pacingBlockedUntilUs = long.MaxValue;
-        if (_pathValidator is not null && nowUs >= _pathValidator.DeadlineUs) OnPathValidationTimeout(nowUs);
-        if (_options.KeepAliveIntervalUs > 0 && _handshake.IsCompleted && nowUs >= _idle.LastActivityUs + _options.KeepAliveIntervalUs)
-        {
-            _keepAlivePending = true;
-        }
+    }
 
-        if (nowUs >= _recovery.LossDetectionTimerUs)
+    private void OnLossDetectionTimeout(long nowUs)
+    {
+        var sink = new ConnectionSentPacketSink(this);
+        LossTimeoutAction action = _recovery.OnLossDetectionTimeout(nowUs, ref sink);
+        switch (action.Kind)
         {
-            var sink = new ConnectionSentPacketSink(this);
-            LossTimeoutAction action = _recovery.OnLossDetectionTimeout(nowUs, ref sink);
-            switch (action.Kind)
-            {
-                case LossTimeoutKind.Probe:
-                    if (action.Space == PacketNumberSpace.ApplicationData && _pmtu.OnProbeTimeout(_recovery.PtoCount)) _maxDatagramSize = _pmtu.Current;
-                    SchedulePtoProbe(action.Space, action.ProbePackets);
-                    break;
-                case LossTimeoutKind.AntiDeadlockProbe:
-                    // RFC 9002 §6.2.2.1: the client sends a Handshake packet if it can, else a padded Initial.
-                    SchedulePtoProbe(Space(PacketNumberSpace.Handshake).CanSend ? PacketNumberSpace.Handshake : PacketNumberSpace.Initial, 1);
-                    break;
-            }
+            case LossTimeoutKind.Probe:
+                if (action.Space == PacketNumberSpace.ApplicationData && _pmtu.OnProbeTimeout(_recovery.PtoCount)) _maxDatagramSize = _pmtu.Current;
+                SchedulePtoProbe(action.Space, action.ProbePackets);
+                break;
+            case LossTimeoutKind.AntiDeadlockProbe:
+                // RFC 9002 §6.2.2.1: the client sends a Handshake packet if it can, else a padded Initial.
+                SchedulePtoProbe(Space(PacketNumberSpace.Handshake).CanSend ? PacketNumberSpace.Handshake : PacketNumberSpace.Initial, 1);
+                break;
         }
     }
 

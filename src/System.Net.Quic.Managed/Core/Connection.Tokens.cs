@@ -11,13 +11,18 @@ internal sealed partial class Connection
     /// <summary>Server: send <paramref name="token"/> in a NEW_TOKEN frame (repeated if lost).</summary>
     public void QueueNewToken(byte[] token)
     {
+        RequestService();
         if (!IsServer) throw new InvalidOperationException("Only a server sends NEW_TOKEN (RFC 9000 §19.7).");
         NewTokenIssued = true;
         _newTokenToSend = token;
     }
 
     /// <summary>Server: the client's Initial carried a valid token from an earlier connection: its address is validated (§8.1.3).</summary>
-    public void OnAddressValidatedByToken() => _amplification.OnAddressValidated();
+    public void OnAddressValidatedByToken()
+    {
+        RequestService();
+        _amplification.OnAddressValidated();
+    }
 
     private bool WriteNewToken(ref QuicWriter writer, SentFrameList frames)
     {

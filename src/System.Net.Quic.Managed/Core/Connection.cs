@@ -262,10 +262,29 @@ internal sealed partial class Connection : IDisposable
         if (kind == ConnectionEventKind.StreamReadable && !_readablePending.Add(streamId)) return;
         if (kind == ConnectionEventKind.StreamWritable && !_writablePending.Add(streamId)) return;
         _events.Enqueue(new ConnectionEvent(kind, streamId, Error));
+        RequestService();
     }
 
     /// <summary>Events queued for the application but not yet taken.</summary>
     internal int PendingEventCount => _events.Count;
+
+    /// <summary>The endpoint's bookkeeping of this connection (ready queue, timer heap, routing of reset tokens).</summary>
+    internal ConnectionSlot Slot { get; } = new();
+
+    /// <summary>Changes when the peer's connection IDs, and so their stateless reset tokens, may have changed.</summary>
+    internal int PeerIdsVersion => _peerIds.Version;
+
+    /// <summary>The stateless reset tokens of the peer's connection IDs we hold (RFC 9000 §10.3.1).</summary>
+    internal StatelessResetToken[] PeerResetTokens() => _peerIds.ResetTokens();
+
+    /// <summary>The API layer's object for this connection (the endpoint only carries it).</summary>
+    public object? Owner { get; set; }
+
+    /// <summary>
+    /// Something changed outside the endpoint's receive, timeout and send calls (an application operation, an event):
+    /// the endpoint offers this connection a send in the current step and hands its events to the API layer.
+    /// </summary>
+    private void RequestService() => Slot.Scheduler?.MarkReady(this);
 
     private TransportParameters CreateLocalParameters()
     {

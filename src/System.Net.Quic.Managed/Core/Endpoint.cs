@@ -10,6 +10,9 @@ namespace System.Net.Quic.Managed.Core;
 /// The sans-IO endpoint behind one UDP socket (RFC 9000 §5.2): routes datagrams to connections by Destination
 /// Connection ID, creates server connections for new Initials, and answers what belongs to no connection with
 /// Version Negotiation (§6), Retry (§8.1.2) or a stateless reset (§10.3). Connections that finished closing are removed.
+/// A step touches only the connections that have something to do (see <see cref="ConnectionScheduler"/>): those that
+/// received a datagram, had an application operation or a due timer; nothing here iterates over all connections except
+/// <see cref="Dispose"/> and the occasional rebuild of the timer heap.
 /// </summary>
 internal sealed class Endpoint : IDatagramEndpoint, IDisposable
 {
@@ -25,7 +28,9 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     private readonly StatelessResetTokenGenerator _resetTokens;
     private readonly AddressValidationTokenCodec _tokens;
     private readonly Dictionary<Connection, ConnectionId> _clientChosenIds = new();
-    private int _sendCursor;
+    private readonly Dictionary<StatelessResetToken, Connection> _resetRoutes = new();
+    private readonly ConnectionScheduler _scheduler = new();
+    private int _handshakesInProgress;
 
     public Endpoint(EndpointOptions options, IServerConnectionFactory? factory = null)
     {
@@ -83,25 +88,35 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     public int ConnectionsRefused { get; private set; }
 
     /// <summary>Server connections whose handshake has not completed (bounded by <see cref="EndpointOptions.RetryAboveHandshakes"/>).</summary>
-    public int HandshakesInProgress
-    {
-        get
-        {
-            int n = 0;
-            foreach (Connection c in _connections)
-            {
-                if (c.IsServer && !c.IsHandshakeComplete && c.Phase == ConnectionPhase.Open) n++;
-            }
-            return n;
-        }
-    }
+    public int HandshakesInProgress => _handshakesInProgress;
+
+    /// <summary>The endpoint's ready queue and timer heap (for tests and the driver host).</summary>
+    internal ConnectionScheduler Scheduler => _scheduler;
+
+    /// <summary>
+    /// True while a connection waits for a send attempt or for its events to be drained: the driver steps again before it
+    /// sleeps. Not part of <see cref="NextTimeoutUs"/>, which stays the earliest timer.
+    /// </summary>
+    public bool HasPendingWork => _scheduler.HasPendingWork;
+
+    /// <summary>
+    /// Asks the endpoint to record which connections each step serviced, for <see cref="DrainServiced"/> (the API layer
+    /// turns their events into completions).
+    /// </summary>
+    public void TrackServicedConnections() => _scheduler.TracksServiced = true;
+
+    /// <summary>Offers <paramref name="connection"/> a send and an event drain in the current step.</summary>
+    public void Wake(Connection connection) => _scheduler.MarkReady(connection);
+
+    /// <summary>The connections serviced since the last call (received, timed out, sent, had work or ended), into <paramref name="into"/>.</summary>
+    public void DrainServiced(List<Connection> into) => _scheduler.DrainServiced(into);
 
     /// <summary>Starts a client connection on this endpoint.</summary>
     public Connection Connect(ConnectionOptions options, ICryptoHandshake handshake, in NetworkAddress remote, long nowUs)
     {
         Connection connection = Connection.CreateClient(options, handshake, remote, nowUs, _resetTokens);
         connection.TraceStarted(_options.LocalName);
-        _connections.Add(connection);
+        Add(connection);
         UpdateRoutes(connection);
         return connection;
     }
@@ -141,10 +156,12 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         if (connection is not null)
         {
             connection.Receive(datagram, remote, _receiveEcn, _receiveLocalPath, nowUs);
+            // New IDs route at once: the next datagram of this batch may already use one.
             UpdateRoutes(connection);
             // Some datagrams end a connection at once (Version Negotiation, §6.2): a closed connection has no timer
-            // left to run, so OnTimeout would never get to remove it.
+            // left to run, so it is removed here.
             if (connection.Phase == ConnectionPhase.Closed) Remove(connection);
+            else _scheduler.MarkReady(connection);
             return;
         }
         if (TryRouteStatelessReset(datagram, remote, nowUs)) return;
@@ -161,12 +178,16 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     private bool TryRouteStatelessReset(ReadOnlySpan<byte> datagram, in NetworkAddress remote, long nowUs)
     {
         if (PacketFirstByte.IsLongHeader(datagram[0]) || datagram.Length < StatelessReset.MinimumLength) return false;
-        for (int i = 0; i < _connections.Count; i++)
+        // The tail is looked up among the peers' tokens (kept in step with their ID sets, see SyncResetTokens); the
+        // connection then compares it in fixed time itself.
+        var tail = new StatelessResetToken(datagram.Slice(datagram.Length - StatelessResetToken.Length));
+        if (!_resetRoutes.TryGetValue(tail, out Connection? connection) || !connection.RemoteAddress.SameHost(remote)
+            || !connection.TryAcceptStatelessReset(datagram, nowUs))
         {
-            Connection connection = _connections[i];
-            if (connection.RemoteAddress.SameHost(remote) && connection.TryAcceptStatelessReset(datagram, nowUs)) return true;
+            return false;
         }
-        return false;
+        _scheduler.MarkReady(connection);
+        return true;
     }
 
     /// <summary>
@@ -306,7 +327,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         }
         if (refused) ConnectionsRefused++;
         connection.TraceStarted(_options.LocalName);
-        _connections.Add(connection);
+        Add(connection);
         // Until the client switches to our ID it keeps addressing the one it chose (§7.2).
         _routes[clientDestination] = connection;
         _clientChosenIds[connection] = clientDestination;
@@ -413,14 +434,21 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             datagram = new OutgoingDatagram(pending.Datagram.Length, pending.To, pending.Datagram.Length);
             return true;
         }
-        int count = _connections.Count;
-        int index = count == 0 ? 0 : _sendCursor % count;
-        for (int i = 0; i < count; i++, index = index + 1 == count ? 0 : index + 1)
+        // Only the ready connections are asked, in turn: one that sent a batch goes to the back of the queue, one with
+        // nothing to send leaves it (its deadline goes into the heap).
+        while (_scheduler.TryPeekReady(out Connection connection))
         {
-            // Round robin from the cursor, wrapping without a division per connection (a scan visits every idle one).
-            Connection connection = _connections[index];
+            if (connection.Slot.Index < 0)
+            {
+                _scheduler.DequeueReady(); // removed while it waited
+                continue;
+            }
             byte ecn = connection.OutgoingEcn;
-            if (!connection.TrySend(buffer, nowUs, out int first)) continue;
+            if (!connection.TrySend(buffer, nowUs, out int first))
+            {
+                Settle(_scheduler.DequeueReady());
+                continue;
+            }
             // GSO: more full-size datagrams of the same connection go in the same batch (same size, last may be shorter).
             int total = first;
             for (int n = 1; n < _options.MaxSegmentsPerBatch && buffer.Length - total >= first; n++)
@@ -431,7 +459,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
                 total += next;
                 if (next < first) break;
             }
-            _sendCursor = index + 1 == count ? 0 : index + 1;
+            _scheduler.RotateReady();
             datagram = new OutgoingDatagram(total, connection.RemoteAddress, first, ecn, connection.LocalPath);
             if (QuicEventSource.Log.DatagramsEnabled) LogSent(connection, buffer.Slice(0, total), first, nowUs);
             UpdateRoutes(connection);
@@ -451,29 +479,72 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         }
     }
 
-    public long NextTimeoutUs
-    {
-        get
-        {
-            long t = long.MaxValue;
-            foreach (Connection connection in _connections) t = Math.Min(t, connection.NextTimeoutUs);
-            return t;
-        }
-    }
+    /// <summary>The earliest deadline of any connection (the top of the timer heap).</summary>
+    public long NextTimeoutUs => _scheduler.NextDeadlineUs;
 
+    /// <summary>Runs the connections whose deadline is due, taken from the timer heap; each then gets a send attempt.</summary>
     public void OnTimeout(long nowUs)
     {
         _lastNowUs = nowUs;
-        for (int i = _connections.Count - 1; i >= 0; i--)
+        while (_scheduler.TryTakeDue(nowUs, out Connection connection))
         {
-            Connection connection = _connections[i];
-            if (connection.NextTimeoutUs <= nowUs)
-            {
-                connection.OnTimeout(nowUs);
-                UpdateRoutes(connection);
-            }
+            connection.OnTimeout(nowUs);
+            UpdateRoutes(connection);
             if (connection.Phase == ConnectionPhase.Closed) Remove(connection);
+            else _scheduler.MarkReady(connection);
         }
+    }
+
+    private void Add(Connection connection)
+    {
+        ConnectionSlot slot = connection.Slot;
+        slot.Scheduler = _scheduler;
+        slot.Index = _connections.Count;
+        _connections.Add(connection);
+        SyncHandshakeCount(connection);
+        SyncResetTokens(connection);
+        _scheduler.MarkReady(connection);
+    }
+
+    /// <summary>
+    /// A connection leaves the ready queue: its routes, handshake count and reset tokens follow what it did in this step, a
+    /// closed one goes, and the others' next deadline goes into the heap.
+    /// </summary>
+    private void Settle(Connection connection)
+    {
+        UpdateRoutes(connection);
+        if (connection.Phase == ConnectionPhase.Closed)
+        {
+            Remove(connection);
+            return;
+        }
+        SyncHandshakeCount(connection);
+        SyncResetTokens(connection);
+        _scheduler.Reschedule(connection, _connections);
+        _scheduler.MarkServiced(connection);
+    }
+
+    private void SyncHandshakeCount(Connection connection)
+    {
+        bool handshaking = connection.IsServer && !connection.IsHandshakeComplete && connection.Phase == ConnectionPhase.Open && connection.Slot.Index >= 0;
+        if (handshaking == connection.Slot.HandshakeCounted) return;
+        connection.Slot.HandshakeCounted = handshaking;
+        _handshakesInProgress += handshaking ? 1 : -1;
+    }
+
+    /// <summary>Keeps <see cref="_resetRoutes"/> in step with the reset tokens of the peer's connection IDs (they change rarely).</summary>
+    private void SyncResetTokens(Connection connection)
+    {
+        ConnectionSlot slot = connection.Slot;
+        int version = slot.Index >= 0 ? connection.PeerIdsVersion : -2;
+        if (version == slot.ResetTokensVersion) return;
+        foreach (StatelessResetToken old in slot.ResetTokens)
+        {
+            if (_resetRoutes.TryGetValue(old, out Connection? owner) && owner == connection) _resetRoutes.Remove(old);
+        }
+        slot.ResetTokens = slot.Index >= 0 ? connection.PeerResetTokens() : [];
+        slot.ResetTokensVersion = version;
+        foreach (StatelessResetToken token in slot.ResetTokens) _resetRoutes[token] = connection;
     }
 
     /// <summary>Clients that came back with a valid NEW_TOKEN token (no Retry needed).</summary>
@@ -503,7 +574,18 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
 
     private void Remove(Connection connection)
     {
-        _connections.Remove(connection);
+        ConnectionSlot slot = connection.Slot;
+        if (slot.Index < 0) return;
+        // O(1): the last connection takes the removed one's place.
+        int last = _connections.Count - 1;
+        Connection moved = _connections[last];
+        _connections[slot.Index] = moved;
+        moved.Slot.Index = slot.Index;
+        _connections.RemoveAt(last);
+        slot.Index = -1;
+        _scheduler.Unschedule(connection);
+        SyncHandshakeCount(connection);
+        SyncResetTokens(connection);
         foreach (IssuedConnectionId issued in connection.LocalIds.Active)
         {
             if (_routes.TryGetValue(issued.Id, out Connection? owner) && owner == connection) _routes.Remove(issued.Id);
@@ -512,6 +594,8 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         {
             _routes.Remove(chosen);
         }
+        // The API layer sees the end (the core is closed) when it drains this step's connections.
+        _scheduler.MarkServiced(connection);
         connection.Dispose();
     }
 
@@ -522,7 +606,9 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     {
         foreach (Connection connection in _connections) connection.Dispose();
         _connections.Clear();
+        _scheduler.Clear();
         _routes.Clear();
+        _resetRoutes.Clear();
         _tokens.Dispose();
     }
 }

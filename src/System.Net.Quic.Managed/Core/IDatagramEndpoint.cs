@@ -37,4 +37,10 @@ internal interface IDatagramEndpoint
 
     /// <summary>Runs the timers due at <paramref name="nowUs"/>.</summary>
     void OnTimeout(long nowUs);
+
+    /// <summary>
+    /// True when the endpoint has work for the current step that no timer stands for (a connection waiting for a send
+    /// attempt, events waiting to be drained): the caller steps again before it sleeps.
+    /// </summary>
+    bool HasPendingWork => false;
 }

@@ -41,12 +41,31 @@ internal sealed class PeerConnectionIdSet
     /// <summary>Number of IDs held and not retired.</summary>
     public int Count => _entries.Count;
 
+    /// <summary>Changes whenever the IDs held (and so their reset tokens) may have changed: the endpoint re-indexes the tokens then.</summary>
+    public int Version { get; private set; }
+
+    /// <summary>The reset tokens of the IDs held (a new array: called only when <see cref="Version"/> changed).</summary>
+    public StatelessResetToken[] ResetTokens()
+    {
+        int n = 0;
+        foreach (Entry e in _entries) n += e.HasToken ? 1 : 0;
+        if (n == 0) return [];
+        var tokens = new StatelessResetToken[n];
+        n = 0;
+        foreach (Entry e in _entries)
+        {
+            if (e.HasToken) tokens[n++] = e.Token;
+        }
+        return tokens;
+    }
+
     /// <summary>
     /// Sets sequence 0: the Source Connection ID of the peer's first packet (§7.2). A client calls this
     /// again when the server's first Initial replaces the random DCID it started with.
     /// </summary>
     public void SetInitial(in ConnectionId id)
     {
+        Version++;
         _entries.Clear();
         _entries.Add(new Entry { Sequence = 0, Id = id });
         _activeIndex = 0;
@@ -55,6 +74,7 @@ internal sealed class PeerConnectionIdSet
     /// <summary>The server's stateless_reset_token transport parameter belongs to sequence 0 (§18.2).</summary>
     public void SetInitialResetToken(in StatelessResetToken token)
     {
+        Version++;
         for (int i = 0; i < _entries.Count; i++)
         {
             if (_entries[i].Sequence != 0) continue;
@@ -69,6 +89,7 @@ internal sealed class PeerConnectionIdSet
     public TransportErrorCode OnNewConnectionId(ulong sequence, ulong retirePriorTo, in ConnectionId id, in StatelessResetToken token, out string? reason)
     {
         reason = null;
+        Version++;
         if (_entries.Count > 0 && _entries[_activeIndex].Id.Length == 0)
         {
             reason = "NEW_CONNECTION_ID sent to an endpoint using a zero-length connection ID";
@@ -143,6 +164,7 @@ internal sealed class PeerConnectionIdSet
     public bool TryRotate()
     {
         if (_entries.Count < 2) return false;
+        Version++;
         ulong old = _entries[_activeIndex].Sequence;
         _entries.RemoveAt(_activeIndex);
         Retire(old);

@@ -5,7 +5,7 @@ using System.Runtime.InteropServices;
 namespace System.Net.Quic.Managed.Io;
 
 /// <summary>
-/// The only native calls of the library: Linux recvmmsg(2), setsockopt(2), ppoll(2) and eventfd(2) (with read/write/close
+/// The only native calls of the library: Linux recvmmsg(2), setsockopt(2), ppoll(2), epoll(7) and eventfd(2) (with read/write/close
 /// on it) from libc, through source-generated
 /// [LibraryImport] stubs (no runtime marshalling, AOT-safe). The structures follow the kernel ABI (struct user_msghdr,
 /// mmsghdr, iovec, cmsghdr) with pointer-sized fields as nint/nuint, so one layout serves every 32- and 64-bit Linux.
@@ -139,6 +139,74 @@ internal static unsafe partial class LinuxUdpInterop
         catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
         {
             return null;
+        }
+    }
+
+    private const int EpollCtlAdd = 1;
+    private const int EpollCtlDel = 2;
+    private const uint EpollIn = 0x001;
+
+    [LibraryImport(Libc, EntryPoint = "epoll_create1", SetLastError = true)]
+    private static partial int EpollCreateNative(int flags);
+
+    [LibraryImport(Libc, EntryPoint = "epoll_ctl", SetLastError = true)]
+    private static partial int EpollCtlNative(SafeHandle epoll, int op, int fd, byte* ev);
+
+    [LibraryImport(Libc, EntryPoint = "epoll_wait", SetLastError = true)]
+    private static partial int EpollWaitNative(SafeHandle epoll, byte* events, int maxEvents, int timeoutMs);
+
+    /// <summary>
+    /// Bytes of one struct epoll_event: { uint32 events; uint64 data; } is packed on x86-64 (12 bytes, data at offset 4)
+    /// and naturally aligned elsewhere (16 bytes, data at offset 8).
+    /// </summary>
+    public static readonly int EpollEventSize = RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 12 : 16;
+
+    private static readonly int EpollDataOffset = RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 4 : 8;
+
+    /// <summary>An epoll(7) instance (level-triggered readability of many sockets), or null where the kernel or libc has none.</summary>
+    public static SafeHandle? TryCreateEpoll()
+    {
+        try
+        {
+            int fd = EpollCreateNative(EfdCloexec); // EPOLL_CLOEXEC == O_CLOEXEC
+            return fd < 0 ? null : new EventFdHandle(fd);
+        }
+        catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>Watches <paramref name="socket"/> for readability (and errors, always reported); its descriptor comes back as the event's data.</summary>
+    public static bool EpollAdd(SafeHandle epoll, SafeHandle socket)
+    {
+        byte* ev = stackalloc byte[16];
+        int fd = (int)socket.DangerousGetHandle();
+        *(uint*)ev = EpollIn;
+        *(ulong*)(ev + EpollDataOffset) = (ulong)fd;
+        return EpollCtlNative(epoll, EpollCtlAdd, fd, ev) == 0;
+    }
+
+    /// <summary>Stops watching the descriptor (before the socket closes).</summary>
+    public static void EpollRemove(SafeHandle epoll, SafeHandle socket)
+    {
+        byte* ev = stackalloc byte[16]; // ignored by the kernel for EPOLL_CTL_DEL, but must not be null before Linux 2.6.9
+        EpollCtlNative(epoll, EpollCtlDel, (int)socket.DangerousGetHandle(), ev);
+    }
+
+    /// <summary>
+    /// The descriptors that are ready, without waiting (the caller waited on the epoll descriptor itself with
+    /// <see cref="WaitReadable"/>, which has a microsecond timeout): their count, written into <paramref name="ready"/>.
+    /// </summary>
+    public static int EpollTakeReady(SafeHandle epoll, Span<byte> scratch, Span<int> ready)
+    {
+        int max = Math.Min(ready.Length, scratch.Length / EpollEventSize);
+        fixed (byte* events = scratch)
+        {
+            int n = EpollWaitNative(epoll, events, max, 0);
+            if (n < 0) return 0;
+            for (int i = 0; i < n; i++) ready[i] = (int)*(ulong*)(events + i * EpollEventSize + EpollDataOffset);
+            return n;
         }
     }
 

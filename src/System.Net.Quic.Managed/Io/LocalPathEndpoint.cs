@@ -57,6 +57,9 @@ internal sealed class LocalPathEndpoint(IDatagramEndpoint inner, byte path, Loca
 {
     public byte Path => path;
 
+    /// <summary>The endpoint every local path of the connection shares.</summary>
+    public IDatagramEndpoint Inner => inner;
+
     public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs) => inner.Receive(datagram, remote, 0, path, nowUs);
 
     public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs) => inner.Receive(datagram, remote, ecn, path, nowUs);
@@ -75,4 +78,6 @@ internal sealed class LocalPathEndpoint(IDatagramEndpoint inner, byte path, Loca
     public long NextTimeoutUs => inner.NextTimeoutUs;
 
     public void OnTimeout(long nowUs) => inner.OnTimeout(nowUs);
+
+    public bool HasPendingWork => inner.HasPendingWork;
 }

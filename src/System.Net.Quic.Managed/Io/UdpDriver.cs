@@ -204,8 +204,7 @@ internal sealed class UdpDriver : IDisposable
     {
         if (_loop is not null)
         {
-            Interlocked.Exchange(ref _stepRequested, 1);
-            _loop.Wake();
+            RequestStep();
             return;
         }
         if (Interlocked.Exchange(ref _sleeping, 0) == 1 && !_stopping) SignalWake();
@@ -257,7 +256,7 @@ internal sealed class UdpDriver : IDisposable
             Step(MonotonicClock.NowUs);
 
             Volatile.Write(ref _sleeping, 1);
-            if (!_work.IsEmpty || _stopping)
+            if (!_work.IsEmpty || _stopping || _endpoint.HasPendingWork)
             {
                 Volatile.Write(ref _sleeping, 0);
                 continue;
@@ -282,8 +281,9 @@ internal sealed class UdpDriver : IDisposable
     }
 
     /// <summary>
-    /// One turn of the driver: posted work, due timers, a flush, then <see cref="StepCompleted"/> and a second flush.
-    /// On the driver's thread (its own or its loop's).
+    /// One turn of the driver: posted work, due timers, a flush, then <see cref="StepCompleted"/> and another flush, again
+    /// while that left the endpoint work (events of what the flush serviced; a bounded number of rounds, after which the
+    /// loop steps again before it sleeps). On the driver's thread (its own or its loop's).
     /// </summary>
     internal void Step(long now)
     {
@@ -299,7 +299,8 @@ internal sealed class UdpDriver : IDisposable
             // every connection on the socket) must survive it: report it and keep running.
             OnUnhandled(e);
         }
-        if (StepCompleted is { } step)
+        if (StepCompleted is not { } step) return;
+        for (int round = 0; round < MaxCompletionRounds; round++)
         {
             try
             {
@@ -317,6 +318,7 @@ internal sealed class UdpDriver : IDisposable
             {
                 OnUnhandled(e);
             }
+            if (!_endpoint.HasPendingWork) break;
         }
     }
 
@@ -329,17 +331,44 @@ internal sealed class UdpDriver : IDisposable
     /// <summary>When the endpoint's next timer is due (microseconds, <see cref="long.MaxValue"/> for none).</summary>
     internal long NextDeadline => _endpoint.NextTimeoutUs;
 
-    /// <summary>Loop thread: true (and cleared) when work was posted, a wake-up asked for a flush, or datagrams came in.</summary>
-    internal bool TakeStepRequest() => Interlocked.Exchange(ref _stepRequested, 0) == 1 | !_work.IsEmpty;
+    /// <summary>
+    /// Any thread, loop drivers: asks the loop for a step of this driver. The first request since the last step puts the
+    /// driver in the loop's queue; later ones find it there.
+    /// </summary>
+    internal void RequestStep()
+    {
+        if (Interlocked.Exchange(ref _stepRequested, 1) == 0) _loop!.Request(this);
+    }
 
-    /// <summary>Loop thread: true when the driver wants a step without clearing the request.</summary>
-    internal bool HasStepRequest => Volatile.Read(ref _stepRequested) == 1 || !_work.IsEmpty;
+    /// <summary>Loop thread: clears the request before a step (a request made during the step queues the driver again).</summary>
+    internal void ClearStepRequest() => Volatile.Write(ref _stepRequested, 0);
+
+    /// <summary>Loop thread, after a step: work the step left (posted meanwhile, or more than its rounds took).</summary>
+    internal bool HasLeftoverWork => !_work.IsEmpty || _endpoint.HasPendingWork;
+
+    /// <summary>Loop thread: the deadline this driver has in its loop's timer heap (long.MaxValue: none).</summary>
+    internal long ScheduledUs = long.MaxValue;
+
+    /// <summary>Loop thread: between the loop's attach and detach of this driver.</summary>
+    internal bool Attached;
+
+    /// <summary>Loop thread: position in the loop's driver list while attached.</summary>
+    internal int LoopIndex;
+
+    /// <summary>One of several sockets (local paths) of one connection's endpoint.</summary>
+    internal bool IsLocalPath => _endpoint is LocalPathEndpoint;
+
+    /// <summary>The endpoint behind this driver's (several drivers of one connection's local paths share one).</summary>
+    internal object EndpointKey => _endpoint is LocalPathEndpoint path ? path.Inner : _endpoint;
+
+    /// <summary>Rounds of <see cref="StepCompleted"/> and flush in one step (the first almost always leaves nothing).</summary>
+    private const int MaxCompletionRounds = 4;
 
     /// <summary>Loop thread: the socket is readable; take what is queued and step the driver next.</summary>
     internal void ReceiveReady()
     {
         ReceiveBatch();
-        Volatile.Write(ref _stepRequested, 1);
+        RequestStep();
     }
 
     /// <summary>Loop thread: the driver joined <paramref name="thread"/>'s loop.</summary>
@@ -347,7 +376,9 @@ internal sealed class UdpDriver : IDisposable
     {
         _sendBuffer = t_sendBuffer ??= new byte[SendBufferSize];
         Volatile.Write(ref _loopThread, thread);
-        Volatile.Write(ref _stepRequested, 1);
+        // Requests made before the driver joined found no loop to step it: one now, whatever they left behind.
+        Volatile.Write(ref _stepRequested, 0);
+        RequestStep();
     }
 
     /// <summary>

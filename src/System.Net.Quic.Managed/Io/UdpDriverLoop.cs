@@ -1,17 +1,20 @@
 using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace System.Net.Quic.Managed.Io;
 
 /// <summary>
 /// One thread that runs several <see cref="UdpDriver"/>s (each with its own socket and endpoint): it waits on all their
-/// sockets at once (one poll(2) on Linux, Socket.Select elsewhere), receives from the ready ones, and steps a driver only
-/// when it has something to do (posted work, a wake-up, datagrams, a due timer). Client connections share a few of
-/// these (<see cref="ForClient"/>: one per core) instead of a thread each: with 50 connections in a process, 50 threads
-/// waking for their own timers and wake-ups burned most of two cores in poll and context switches (issue 14). Server
-/// listeners keep a thread of their own. A driver is only ever touched by its loop's thread, as before.
+/// sockets at once (an epoll(7) set on Linux; poll(2) or Socket.Select over all of them where there is no epoll), receives
+/// from the ready ones, and steps a driver only when it has something to do. A turn costs in proportion to the drivers
+/// that have work, not to the drivers held: drivers ask for a step through a queue (posted work, a wake-up, datagrams),
+/// and their next deadlines sit in a min-heap with lazy invalidation (an entry is live while it equals the driver's
+/// <see cref="UdpDriver.ScheduledUs"/>). Client connections share a few of these (<see cref="ForClient"/>: one per core)
+/// instead of a thread each, so that many connections in a process do not burn the cores in wake-ups and context
+/// switches. Server listeners keep a thread of their own. A driver is only ever touched by its loop's thread.
 /// </summary>
 internal sealed class UdpDriverLoop
 {
@@ -25,6 +28,13 @@ internal sealed class UdpDriverLoop
     private static UdpDriverLoop?[]? s_clientLoops;
 
     private readonly List<UdpDriver> _drivers = new();
+    private readonly ConcurrentQueue<UdpDriver> _requests = new();
+    private readonly PriorityQueue<UdpDriver, long> _timers = new();
+    private readonly Dictionary<int, UdpDriver> _byDescriptor = new();
+    private readonly SafeHandle? _epoll;
+    private readonly byte[] _epollEvents = new byte[64 * 16];
+    private readonly int[] _epollReady = new int[64];
+    private int _liveTimers;
     private readonly ConcurrentQueue<UdpDriver> _attach = new();
     private readonly ConcurrentQueue<UdpDriver> _detach = new();
     private readonly WakeSignal _wake;
@@ -40,6 +50,8 @@ internal sealed class UdpDriverLoop
     public UdpDriverLoop(string name)
     {
         _wake = WakeSignal.Create(_nativePoll);
+        // epoll needs the eventfd wake-up (both are waited on with one ppoll): without one, the portable paths.
+        if (_nativePoll && _wake.IsEventFd) _epoll = LinuxUdpInterop.TryCreateEpoll();
         var thread = new Thread(Run) { IsBackground = true, Name = name };
         Thread = thread;
         thread.Start();
@@ -105,6 +117,13 @@ internal sealed class UdpDriverLoop
         Wake();
     }
 
+    /// <summary>Any thread: <paramref name="driver"/> wants a step (see <see cref="UdpDriver.RequestStep"/>).</summary>
+    internal void Request(UdpDriver driver)
+    {
+        _requests.Enqueue(driver);
+        Wake();
+    }
+
     /// <summary>Any thread: interrupts the wait so the loop looks at its drivers again.</summary>
     public void Wake()
     {
@@ -118,29 +137,27 @@ internal sealed class UdpDriverLoop
         {
             ApplyMembershipChanges();
             long now = MonotonicClock.NowUs;
-            for (int i = 0; i < _drivers.Count; i++)
+            // The drivers that asked, each once per turn (one asking again during its step waits for the next turn).
+            for (int pending = _requests.Count; pending > 0 && _requests.TryDequeue(out UdpDriver? driver); pending--)
             {
-                UdpDriver driver = _drivers[i];
-                if (driver.IsStopping) continue;
-                if (driver.TakeStepRequest() || driver.NextDeadline <= now) StepSafely(driver, now);
+                if (!driver.Attached || driver.IsStopping) continue;
+                StepSafely(driver, now);
+            }
+            // The drivers whose deadline is due.
+            while (TryTakeDue(now, out UdpDriver? due))
+            {
+                if (due.IsStopping) continue;
+                StepSafely(due, now);
             }
             ApplyMembershipChanges();
 
             Interlocked.Exchange(ref _sleeping, 1);
-            bool pending = !_attach.IsEmpty || !_detach.IsEmpty;
-            long deadline = long.MaxValue;
-            for (int i = 0; i < _drivers.Count && !pending; i++)
-            {
-                UdpDriver driver = _drivers[i];
-                if (driver.IsStopping) continue;
-                if (driver.HasStepRequest) pending = true;
-                deadline = Math.Min(deadline, driver.NextDeadline);
-            }
-            if (pending)
+            if (!_requests.IsEmpty || !_attach.IsEmpty || !_detach.IsEmpty)
             {
                 Volatile.Write(ref _sleeping, 0);
                 continue;
             }
+            long deadline = NextDeadlineUs();
             now = MonotonicClock.NowUs;
             if (_drivers.Count > 0)
             {
@@ -160,6 +177,78 @@ internal sealed class UdpDriverLoop
         }
     }
 
+    /// <summary>One step of <paramref name="driver"/>, then its deadline into the heap and, if it left work, a new request.</summary>
+    private void StepSafely(UdpDriver driver, long now)
+    {
+        driver.ClearStepRequest();
+        try
+        {
+            driver.Step(now);
+        }
+        catch (Exception)
+        {
+            // Step reports everything it can itself; a socket error escaping it must not end the loop of every driver.
+        }
+        Reschedule(driver);
+        if (driver.HasLeftoverWork) driver.RequestStep();
+    }
+
+    private void Reschedule(UdpDriver driver)
+    {
+        long deadline = driver.NextDeadline;
+        if (deadline == driver.ScheduledUs) return;
+        if (driver.ScheduledUs != long.MaxValue) _liveTimers--;
+        driver.ScheduledUs = deadline;
+        if (deadline == long.MaxValue) return;
+        _liveTimers++;
+        _timers.Enqueue(driver, deadline);
+        if (_timers.Count > 2 * _liveTimers + 64) RebuildTimers();
+    }
+
+    private void Unschedule(UdpDriver driver)
+    {
+        if (driver.ScheduledUs != long.MaxValue) _liveTimers--;
+        driver.ScheduledUs = long.MaxValue;
+    }
+
+    private bool TryTakeDue(long now, out UdpDriver driver)
+    {
+        while (_timers.TryPeek(out UdpDriver? next, out long deadline) && deadline <= now)
+        {
+            _timers.Dequeue();
+            if (next.ScheduledUs != deadline || !next.Attached) continue; // stale
+            next.ScheduledUs = long.MaxValue;
+            _liveTimers--;
+            driver = next;
+            return true;
+        }
+        driver = null!;
+        return false;
+    }
+
+    private long NextDeadlineUs()
+    {
+        while (_timers.TryPeek(out UdpDriver? next, out long deadline))
+        {
+            if (next.ScheduledUs == deadline && next.Attached) return deadline;
+            _timers.Dequeue();
+        }
+        return long.MaxValue;
+    }
+
+    /// <summary>Stale entries outnumber the live ones (a busy driver's deadline moves with every step): start the heap again.</summary>
+    private void RebuildTimers()
+    {
+        _timers.Clear();
+        _liveTimers = 0;
+        foreach (UdpDriver driver in _drivers)
+        {
+            if (driver.ScheduledUs == long.MaxValue) continue;
+            _timers.Enqueue(driver, driver.ScheduledUs);
+            _liveTimers++;
+        }
+    }
+
     /// <summary>No driver for <see cref="IdleExit"/>: leave the pool and release the thread and sockets, unless one was just reserved.</summary>
     private bool TryExit()
     {
@@ -172,29 +261,43 @@ internal sealed class UdpDriverLoop
         return true;
     }
 
-    private void StepSafely(UdpDriver driver, long now)
-    {
-        try
-        {
-            driver.Step(now);
-        }
-        catch (Exception)
-        {
-            // Step reports everything it can itself; a socket error escaping it must not end the loop of every driver.
-        }
-    }
-
     private void ApplyMembershipChanges()
     {
         while (_attach.TryDequeue(out UdpDriver? added))
         {
             if (added.IsStopping) continue; // disposed before it ever ran: its detach (queued or done) cleans up
+            added.LoopIndex = _drivers.Count;
             _drivers.Add(added);
+            added.Attached = true;
+            if (_epoll is not null)
+            {
+                int fd = (int)added.Socket.SafeHandle.DangerousGetHandle();
+                _byDescriptor[fd] = added;
+                LinuxUdpInterop.EpollAdd(_epoll, added.Socket.SafeHandle);
+            }
             added.OnAttached(Thread);
         }
         while (_detach.TryDequeue(out UdpDriver? removed))
         {
-            _drivers.Remove(removed);
+            if (removed.Attached)
+            {
+                // O(1): the last driver takes the removed one's place.
+                int index = removed.LoopIndex, last = _drivers.Count - 1;
+                _drivers[index] = _drivers[last];
+                _drivers[index].LoopIndex = index;
+                _drivers.RemoveAt(last);
+                removed.Attached = false;
+                Unschedule(removed);
+                if (_epoll is not null)
+                {
+                    // Before OnDetached closes the socket: its descriptor number may be reused at once.
+                    _byDescriptor.Remove((int)removed.Socket.SafeHandle.DangerousGetHandle());
+                    LinuxUdpInterop.EpollRemove(_epoll, removed.Socket.SafeHandle);
+                }
+                // Another local path of the same connection shares the endpoint whose deadline this driver may have
+                // been the one to carry: they look at it again (a path changes rarely, so the scan is rare too).
+                if (removed.IsLocalPath) RequestSiblings(removed);
+            }
             Interlocked.Decrement(ref _count);
             try
             {
@@ -207,10 +310,32 @@ internal sealed class UdpDriverLoop
         }
     }
 
+    private void RequestSiblings(UdpDriver removed)
+    {
+        object key = removed.EndpointKey;
+        foreach (UdpDriver driver in _drivers)
+        {
+            if (driver.EndpointKey == key) driver.RequestStep();
+        }
+    }
+
     /// <summary>Waits for a readable socket, a wake-up or the deadline, then receives from every ready socket.</summary>
     private void Wait(int waitUs)
     {
         int count = _drivers.Count;
+        if (_epoll is not null)
+        {
+            // One ppoll(2) on the epoll set and the wake-up (microsecond timeout), then the ready sockets without waiting.
+            if (!LinuxUdpInterop.WaitReadable(_epoll, _wake.Handle, WakeSignal.PollTimeoutUs(waitUs), out bool readable, out bool wakeReady)) return;
+            if (wakeReady) _wake.Drain();
+            if (!readable) return;
+            int ready = LinuxUdpInterop.EpollTakeReady(_epoll, _epollEvents, _epollReady);
+            for (int i = 0; i < ready; i++)
+            {
+                if (_byDescriptor.TryGetValue(_epollReady[i], out UdpDriver? driver)) driver.ReceiveReady();
+            }
+            return;
+        }
         if (_nativePoll)
         {
             try
