@@ -28,6 +28,9 @@ public enum LoadMode
 
     /// <summary>A server alone on a given port (for tests with several server processes): echoes every stream until stdin ends.</summary>
     Serve,
+
+    /// <summary>One busy connection's streams/s alone, then beside N idle connections; the idle connections' memory and CPU.</summary>
+    Idle,
 }
 
 /// <summary>Command line of QuicLoad (System.CommandLine): one subcommand per mode, shared options on the root.</summary>
@@ -101,7 +104,10 @@ public sealed class LoadOptions
     public double? MaxSeconds { get; private set; }
 
     /// <summary>The bound on the whole run in effect.</summary>
-    public double TimeLimitSeconds => MaxSeconds ?? (Mode is LoadMode.Connections or LoadMode.Soak or LoadMode.Handshakes ? DurationSeconds + 120 : 900);
+    public double TimeLimitSeconds => MaxSeconds ?? (Mode is LoadMode.Connections or LoadMode.Soak or LoadMode.Handshakes ? DurationSeconds + 120 : Mode == LoadMode.Idle ? 2 * DurationSeconds + 600 : 900);
+
+    /// <summary>idle: seconds the process sits with every connection idle while its CPU time is measured.</summary>
+    public double IdleSeconds { get; private set; } = 5;
 
     /// <summary>Seconds of warm-up the growth figures skip (null: a fifth of the run, at most 60 s).</summary>
     public double? WarmupSeconds { get; private set; }
@@ -118,7 +124,7 @@ public sealed class LoadOptions
     }
 
     /// <summary>The mode names, in the order of the help.</summary>
-    public static IReadOnlyList<string> ModeNames { get; } = ["sequential", "concurrent", "streams", "connections", "soak", "handshakes", "serve"];
+    public static IReadOnlyList<string> ModeNames { get; } = ["sequential", "concurrent", "streams", "connections", "soak", "handshakes", "serve", "idle"];
 
     public static bool TryParse(string[] args, out LoadOptions options, out string error)
         => TryParse(args, QuicProviderSelection.Default, out options, out error);
@@ -194,6 +200,13 @@ public sealed class LoadOptions
             CustomParser = r => double.TryParse(r.Tokens[0].Value, NumberStyles.Float, CultureInfo.InvariantCulture, out double s) && s > 0 ? s : Error<double>(r),
         };
         private readonly Option<int> _handshakesParallel = Count("--parallel", "Connections being set up at a time.", 16);
+        private readonly Argument<int> _idleCount = new("N")
+        {
+            Description = "Idle connections (0 allowed: the busy connection alone, twice).",
+            CustomParser = r => int.TryParse(r.Tokens[0].Value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n <= 100_000 ? n : Error<int>(r),
+        };
+        private readonly Option<double> _idleSeconds = Positive("--idle-seconds", "S", "Seconds with every connection idle, for the CPU figure.", 5);
+        private readonly Option<int> _idleParallel = Count("--parallel", "Idle connections being set up at a time.", 32);
         private readonly Option<int> _port = new("--port")
         {
             HelpName = "N",
@@ -260,6 +273,12 @@ public sealed class LoadOptions
                 + "stdin ends, prints 'served <C> connections <S> streams <B> bytes' and exits.")
             {
                 _port, _groupSize, _groupIndex, _requireRetry, _resetKey, _tokenKey,
+            });
+            Add(LoadMode.Idle, new Command("idle", "One busy connection runs request/response streams for T seconds alone; then N idle connections "
+                + "(handshake, nothing sent) are set up and the process sits idle for --idle-seconds (CPU and memory per idle connection "
+                + "sampled); then the busy connection runs T seconds again beside them: streams/s before and after, and their ratio.")
+            {
+                _idleCount, _size64K, _seconds, _idleSeconds, _idleParallel,
             });
             Root.Add(new System.CommandLine.Help.HelpOption { Recursive = true });
             foreach (Option option in Root.Options)
@@ -338,6 +357,13 @@ public sealed class LoadOptions
                     options.Parallel = result.GetValue(_soakParallel);
                     options.Count = result.GetValue(_workers);
                     options.Recycle = result.GetValue(_recycle);
+                    break;
+                case LoadMode.Idle:
+                    options.Count = result.GetValue(_idleCount);
+                    options.ResponseSize = result.GetValue(_size64K);
+                    options.DurationSeconds = result.GetValue(_seconds);
+                    options.IdleSeconds = result.GetValue(_idleSeconds);
+                    options.Parallel = result.GetValue(_idleParallel);
                     break;
                 case LoadMode.Handshakes:
                     options.DurationSeconds = result.GetValue(_handshakeSeconds);

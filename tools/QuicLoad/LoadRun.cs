@@ -124,6 +124,7 @@ public sealed class LoadRun
         LoadMode.Streams => $"streams {_options.Count} (parallel {_options.Parallel})",
         LoadMode.Connections => $"connections {_options.Count} x {_options.DurationSeconds:0.##} s (parallel {_options.Parallel})",
         LoadMode.Handshakes => $"handshakes {_options.DurationSeconds:0.##} s (parallel {_options.Parallel})",
+        LoadMode.Idle => $"idle {_options.Count} x one busy connection for {_options.DurationSeconds:0.##} s",
         _ => $"soak {_options.DurationSeconds / 60:0.##} min ({_options.Count} workers, parallel {_options.Parallel}, recycle 1..{_options.Recycle})",
     };
 
@@ -135,6 +136,7 @@ public sealed class LoadRun
         LoadMode.Streams => StreamsAsync(run),
         LoadMode.Connections => ConnectionsAsync(run),
         LoadMode.Handshakes => HandshakesAsync(run),
+        LoadMode.Idle => IdleAsync(run),
         _ => SoakAsync(run),
     };
 
@@ -189,6 +191,73 @@ public sealed class LoadRun
         _timedEnd = _clock.Elapsed.TotalSeconds;
         await Task.WhenAll(connections.OfType<QuicConnection>().Select(c => CloseAsync(c, graceful: true, run))).ConfigureAwait(false);
         return connections.All(c => c is not null);
+    }
+
+    /// <summary>
+    /// One busy connection alone for T seconds; N idle connections set up (memory per connection), the process idle for
+    /// --idle-seconds (CPU); the busy connection T seconds again beside them. A line per phase and a closing "idle result".
+    /// </summary>
+    private async Task<bool> IdleAsync(CancellationToken run)
+    {
+        _clientOptions.IdleTimeout = TimeSpan.FromMinutes(30);
+        QuicConnection? busy = await ConnectAsync(run).ConfigureAwait(false);
+        if (busy is null) return false;
+        // Three seconds warm the JIT up (tiered compilation) outside both timed windows.
+        await BusyStreamsAsync(busy, 3, run).ConfigureAwait(false);
+        double alone = await BusyStreamsAsync(busy, _options.DurationSeconds, run).ConfigureAwait(false);
+        _out.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  busy connection alone: {alone:0} streams/s"));
+
+        ResourceSample before = SampleAfterCollect();
+        var idle = new QuicConnection?[_options.Count];
+        int next = -1;
+        await Task.WhenAll(Enumerable.Range(0, Math.Min(_options.Parallel, Math.Max(1, _options.Count))).Select(async _ =>
+        {
+            int i;
+            while ((i = Interlocked.Increment(ref next)) < idle.Length && !run.IsCancellationRequested) idle[i] = await ConnectAsync(run).ConfigureAwait(false);
+        })).ConfigureAwait(false);
+        int opened = idle.Count(c => c is not null);
+        ResourceSample after = SampleAfterCollect();
+        double perConnection = Math.Max(1, opened);
+        _out.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"  {opened} idle connections: RSS +{(after.RssBytes - before.RssBytes) / MiB:0.0} MiB ({(after.RssBytes - before.RssBytes) / perConnection / 1024:0.0} KiB each), "
+            + $"GC heap +{(after.GcHeapBytes - before.GcHeapBytes) / MiB:0.0} MiB ({(after.GcHeapBytes - before.GcHeapBytes) / perConnection / 1024:0.0} KiB each), fds {after.OpenFds}, threads {after.Threads}"));
+
+        // Every connection idle: what the process spends doing nothing (timers, wake-ups), as a share of one core, after
+        // two seconds that let the set-up's last packets, finalizers and background compilation settle.
+        await Task.Delay(TimeSpan.FromSeconds(2), run).ConfigureAwait(false);
+        TimeSpan cpuStart = Process.GetCurrentProcess().TotalProcessorTime;
+        var idleClock = Stopwatch.StartNew();
+        await Task.Delay(TimeSpan.FromSeconds(_options.IdleSeconds), run).ConfigureAwait(false);
+        double idleCpu = (Process.GetCurrentProcess().TotalProcessorTime - cpuStart).TotalSeconds / idleClock.Elapsed.TotalSeconds;
+        _out.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  all idle for {idleClock.Elapsed.TotalSeconds:0.0} s: CPU {idleCpu * 100:0.00} % of one core"));
+
+        double beside = await BusyStreamsAsync(busy, _options.DurationSeconds, run).ConfigureAwait(false);
+        _out.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"  idle result: busy connection {alone:0} streams/s alone, {beside:0} streams/s beside {opened} idle connections ({beside / Math.Max(1e-9, alone):0.00}x); "
+            + $"idle memory per connection RSS {(after.RssBytes - before.RssBytes) / perConnection / 1024:0.0} KiB, GC heap {(after.GcHeapBytes - before.GcHeapBytes) / perConnection / 1024:0.0} KiB; idle CPU {idleCpu * 100:0.00} %"));
+
+        await Task.WhenAll(idle.OfType<QuicConnection>().Append(busy).Select(c => CloseAsync(c, graceful: true, run))).ConfigureAwait(false);
+        return opened == idle.Length;
+    }
+
+    /// <summary>Streams one at a time on <paramref name="connection"/> for <paramref name="seconds"/>: streams per second.</summary>
+    private async Task<double> BusyStreamsAsync(QuicConnection connection, double seconds, CancellationToken run)
+    {
+        long start = _counters.Streams;
+        var clock = Stopwatch.StartNew();
+        while (clock.Elapsed.TotalSeconds < seconds && !run.IsCancellationRequested)
+        {
+            if (!await StreamAsync(connection, _options.ResponseSize, run).ConfigureAwait(false)) break;
+        }
+        return (_counters.Streams - start) / clock.Elapsed.TotalSeconds;
+    }
+
+    private ResourceSample SampleAfterCollect()
+    {
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        GC.Collect();
+        return ResourceSample.Take(_clock.Elapsed.TotalSeconds, _counters);
     }
 
     /// <summary>For T seconds, <see cref="LoadOptions.Parallel"/> workers each connect and close, again and again.</summary>

@@ -62,6 +62,8 @@ public sealed class LoadServer : IAsyncDisposable
                     ServerCertificate = certificate,
                 },
                 MaxInboundBidirectionalStreams = Math.Max(100, options.Parallel),
+                // idle: connections must outlive the setup of all the others and the two timed runs.
+                IdleTimeout = options.Mode == LoadMode.Idle ? TimeSpan.FromMinutes(30) : TimeSpan.Zero,
                 MaxInboundUnidirectionalStreams = 0,
                 DefaultStreamErrorCode = 1,
                 DefaultCloseErrorCode = 0,

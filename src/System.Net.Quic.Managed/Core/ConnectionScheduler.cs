@@ -32,6 +32,9 @@ internal sealed class ConnectionSlot
     /// <summary>The peer's reset tokens the endpoint routes to this connection, and the version of the peer's ID set they came from.</summary>
     public StatelessResetToken[] ResetTokens = [];
     public int ResetTokensVersion = -1;
+
+    /// <summary>Calls the endpoint made into the connection (receive, timeout, send): tests check idle connections get none.</summary>
+    public long Calls;
 }
 
 /// <summary>

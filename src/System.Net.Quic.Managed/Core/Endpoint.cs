@@ -155,6 +155,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         }
         if (connection is not null)
         {
+            connection.Slot.Calls++;
             connection.Receive(datagram, remote, _receiveEcn, _receiveLocalPath, nowUs);
             // New IDs route at once: the next datagram of this batch may already use one.
             UpdateRoutes(connection);
@@ -444,6 +445,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
                 continue;
             }
             byte ecn = connection.OutgoingEcn;
+            connection.Slot.Calls++;
             if (!connection.TrySend(buffer, nowUs, out int first))
             {
                 Settle(_scheduler.DequeueReady());
@@ -488,6 +490,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         _lastNowUs = nowUs;
         while (_scheduler.TryTakeDue(nowUs, out Connection connection))
         {
+            connection.Slot.Calls++;
             connection.OnTimeout(nowUs);
             UpdateRoutes(connection);
             if (connection.Phase == ConnectionPhase.Closed) Remove(connection);
