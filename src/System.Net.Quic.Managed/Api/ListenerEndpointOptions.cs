@@ -40,6 +40,7 @@ internal static class ListenerEndpointOptions
             Handoff = workers > 1 ? handoff : null,
             StatelessResetKey = options.StatelessResetKey.IsEmpty ? null : options.StatelessResetKey.ToArray(),
             AddressValidationTokenKey = options.AddressValidationTokenKey.IsEmpty ? null : options.AddressValidationTokenKey.ToArray(),
+            ConnectionCreated = QuicManagedDiagnostics.AttachTracer,
         };
     }
 }

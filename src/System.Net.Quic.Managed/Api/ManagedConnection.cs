@@ -137,7 +137,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         {
             // Keep the unconnected socket: only the early refusal signal is lost.
         }
-        var host = new ManagedDriverHost(socket, new Endpoint(new EndpointOptions { IsServer = false, LocalName = socket.LocalEndPoint?.ToString() ?? "" }), $"QuicManaged client {remote}", loop: UdpDriverLoop.ForClient(), multiPath: true);
+        var host = new ManagedDriverHost(socket, new Endpoint(new EndpointOptions { IsServer = false, LocalName = socket.LocalEndPoint?.ToString() ?? "", ConnectionCreated = QuicManagedDiagnostics.AttachTracer }), $"QuicManaged client {remote}", loop: UdpDriverLoop.ForClient(), multiPath: true);
         var owner = new QuicConnection();
         var connection = new ManagedConnection(host, owner, options, listener: null, remote, targetHost ?? "");
         if (socket.Connected && socket.LocalEndPoint is IPEndPoint bound) connection._localEndPoint = bound;
@@ -213,7 +213,6 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     {
         if (_connected.Task.IsCompleted) return; // cancelled before it started
         _core = _host.Endpoint.Connect(_pendingCoreOptions!, new TlsCryptoHandshake(false, _pendingTls!), _pendingRemote, nowUs);
-        QuicManagedDiagnostics.AttachTracer(_core, nowUs);
         _pendingCoreOptions = null;
         _pendingTls = null;
         _host.Add(this);
@@ -224,7 +223,6 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     {
         _core = core;
         _remoteEndPoint = core.RemoteAddress.ToEndPoint();
-        QuicManagedDiagnostics.AttachTracer(core, Io.MonotonicClock.NowUs);
     }
 
     /// <summary>

@@ -198,13 +198,14 @@ internal sealed partial class Connection
         _idle.OnPacketReceived(nowUs);
         _tracedFrameTypes?.Clear();
         TransportErrorCode error = ProcessFrames(space, packetType, payload, nowUs, out bool ackEliciting, out ulong frameType, out string? reason);
+        // Traced before a close its frames caused, so a trace shows the packet that ended the connection.
+        if (_tracer is not null) TracePacketReceived(packetType, pn, payload.Length, nowUs);
         if (error != TransportErrorCode.NoError)
         {
             CloseWithError(error, reason, nowUs, frameType);
             return true;
         }
         space.Received.OnPacketReceived(pn, ackEliciting, nowUs, _receiveEcn);
-        if (_tracer is not null) TracePacketReceived(packetType, pn, payload.Length, nowUs);
         DrainHandshake(nowUs);
         ReportPathSample();
         return true;

@@ -445,13 +445,15 @@ internal sealed partial class Connection
 
     private int WriteClosePacket(PacketSpaceState space, Span<byte> destination, int padTo, long nowUs)
     {
+        long pn = space.NextPacketNumber;
         if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
 
         // The peer's last packets are acknowledged in the closing packet itself, ahead of CONNECTION_CLOSE (ACK is
         // allowed there, RFC 9000 §12.4): the data we read to its end before closing counts as received by its sender
         // (its WritesClosed completes) instead of being lost with a delayed ACK that never went out. Every copy of the
         // close carries it, so a resend in the closing period delivers it too.
-        if (space.Received.RangeCount > 0) WriteAck(space, ref packet.Writer, null, nowUs, reserve: MaxCloseFrameLength);
+        bool ack = space.Received.RangeCount > 0;
+        if (ack) WriteAck(space, ref packet.Writer, null, nowUs, reserve: MaxCloseFrameLength);
 
         ConnectionError error = Error!;
         Span<byte> reason = stackalloc byte[64];
@@ -468,7 +470,14 @@ internal sealed partial class Connection
                 : ConnectionCloseFrame.TryWrite(ref packet.Writer, false, error.Code, error.TriggeringFrameType, reason.Slice(0, reasonLength));
         if (!written) return 0;
 
-        return packet.Seal(padTo, out _);
+        int length = packet.Seal(padTo, out _);
+        if (_tracer is not null && length > 0)
+        {
+            ulong close = application && space.Space == PacketNumberSpace.ApplicationData ? (ulong)FrameType.ConnectionCloseApplication : (ulong)FrameType.ConnectionClose;
+            _lastEventUs = nowUs;
+            _tracer.PacketSent(nowUs, QlogPacketType(space.Space), pn, length, ack ? [(ulong)FrameType.Ack, close] : [close]);
+        }
+        return length;
     }
 
     /// <summary>Room a CONNECTION_CLOSE frame needs at most: type, code, frame type, reason length and a 64-byte reason.</summary>

@@ -115,6 +115,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     public Connection Connect(ConnectionOptions options, ICryptoHandshake handshake, in NetworkAddress remote, long nowUs)
     {
         Connection connection = Connection.CreateClient(options, handshake, remote, nowUs, _resetTokens);
+        _options.ConnectionCreated?.Invoke(connection, nowUs);
         connection.TraceStarted(_options.LocalName);
         Add(connection);
         UpdateRoutes(connection);
@@ -317,6 +318,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
             _options.ConnectionIdGenerator, version, ChooseVersion(version, peek.TransportParameters), _options.SupportedVersions);
         if (addressValidatedByToken) connection.OnAddressValidatedByToken();
         connection.StartOnLocalPath(_receiveLocalPath);
+        _options.ConnectionCreated?.Invoke(connection, nowUs);
         connection.Receive(datagram, remote, _receiveEcn, _receiveLocalPath, nowUs);
         if (connection.Statistics.PacketsReceived == 0)
         {

@@ -16,7 +16,7 @@ internal sealed class EndpointOptions
     public bool RequireRetry { get; set; }
 
     /// <summary>Server: most connections at once (new Initials beyond it are dropped).</summary>
-    public int MaxConnections { get; init; } = 10_000;
+    public int MaxConnections { get; init; } = 65_536;
 
     /// <summary>
     /// Server: with this many handshakes in progress, new clients must come back with a Retry token first (RFC 9000
@@ -65,4 +65,11 @@ internal sealed class EndpointOptions
     /// <see cref="IDatagramHandoff"/>). Null: they are treated as unknown (stateless reset).
     /// </summary>
     public IDatagramHandoff? Handoff { get; init; }
+
+    /// <summary>
+    /// Called with every connection the endpoint creates, before it handles the connection's first datagram (a server's)
+    /// or sends its first (a client's), with the time: the API layer attaches its qlog tracer here, so a trace starts with
+    /// the ClientHello, refused handshakes included.
+    /// </summary>
+    public Action<Connection, long>? ConnectionCreated { get; init; }
 }

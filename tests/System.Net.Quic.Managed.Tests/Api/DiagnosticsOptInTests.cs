@@ -54,4 +54,51 @@ public class DiagnosticsOptInTests
             try { Directory.Delete(dir, recursive: true); } catch (IOException) { }
         }
     }
+
+    /// <summary>
+    /// The server's qlog of a connection starts with the client's first Initial, also when the server refuses the
+    /// connection (its options callback fails): the trace of a refused handshake shows what the client sent and the close.
+    /// </summary>
+    [Fact]
+    public async Task ServerQlogStartsWithTheFirstInitialEvenForARefusedHandshake()
+    {
+        string dir = Path.Combine(Path.GetTempPath(), "quic-qlog-" + Guid.NewGuid().ToString("N"));
+        string? previousQlog = QuicManagedDiagnostics.QlogDirectory;
+        try
+        {
+            QuicManagedDiagnostics.QlogDirectory = dir;
+            QuicListenerOptions options = QuicApiTestEnvironment.ListenerOptions(IPAddress.Loopback);
+            options.ConnectionOptionsCallback = (_, _, _) => throw new InvalidOperationException("refused by the test");
+            ManagedDriverHost listenerHost;
+            await using (QuicListener listener = await QuicListener.ListenAsync(options, QuicProvider.Managed, CancellationToken.None))
+            {
+                listenerHost = ((ManagedListener)listener.Impl).Host;
+                QuicClientConnectionOptions client = QuicApiTestEnvironment.ClientOptions(listener.LocalEndPoint);
+                await Assert.ThrowsAnyAsync<Exception>(() => QuicApiTestEnvironment.ConnectAsync(QuicProvider.Managed, client));
+            }
+            Assert.True(await QuicConformanceTests.EventuallyAsync(() => listenerHost.IsDisposed, TimeSpan.FromSeconds(5)));
+
+            string server = Assert.Single(Directory.GetFiles(dir, "*_server.sqlog"));
+            using var read = new FileStream(server, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+            var copy = new MemoryStream();
+            read.CopyTo(copy);
+            List<System.Text.Json.JsonDocument> records = QlogTracerTests.ParseJsonSeq(copy.ToArray());
+            QlogTracerTests.AssertValidQlog(records, "server");
+            // The client's first Initial (packet 0, the ClientHello) is in the trace, and so are the refusal and the
+            // server's Initial that carries it.
+            Assert.Contains(records, r => IsPacket(r.RootElement, "transport:packet_received", "initial", 0));
+            Assert.Contains(records, r => IsPacket(r.RootElement, "transport:packet_sent", "initial", 0));
+            Assert.Contains(records, r => r.RootElement.TryGetProperty("name", out System.Text.Json.JsonElement n) && n.GetString() == "connectivity:connection_closed");
+        }
+        finally
+        {
+            QuicManagedDiagnostics.QlogDirectory = previousQlog;
+            try { Directory.Delete(dir, recursive: true); } catch (IOException) { }
+        }
+    }
+
+    private static bool IsPacket(System.Text.Json.JsonElement e, string name, string type, long number)
+        => e.TryGetProperty("name", out System.Text.Json.JsonElement n) && n.GetString() == name
+            && e.TryGetProperty("data", out System.Text.Json.JsonElement data) && data.TryGetProperty("header", out System.Text.Json.JsonElement header)
+            && header.GetProperty("packet_type").GetString() == type && header.GetProperty("packet_number").GetInt64() == number;
 }
