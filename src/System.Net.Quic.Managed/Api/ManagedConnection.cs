@@ -571,7 +571,10 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
             _connected.TrySetCanceled();
         }
         _closeWaiters.Add(done);
-        if (_core is null || _detached) ProcessEvents();
+        // The waiter completes in this step's event drain, after the flush that sends CONNECTION_CLOSE: the core is
+        // offered to it even when it had nothing left to close (already ended); without a core in the endpoint, now.
+        if (_core is null || _detached || _core.Slot.Index < 0) ProcessEvents();
+        else _host.Endpoint.Wake(_core);
     }
 
     public override async ValueTask DisposeAsync()
