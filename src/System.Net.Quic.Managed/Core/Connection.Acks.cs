@@ -52,7 +52,7 @@ internal sealed partial class Connection
     internal void OnPacketLost(PacketNumberSpace spaceId, SentFrameList? frames, long packetNumber)
     {
         Statistics.PacketsLost++;
-        _tracer?.PacketLost(_lastEventUs, QlogPacketType(spaceId), packetNumber);
+        _trace.Tracer?.PacketLost(_trace.LastEventUs, QlogPacketType(spaceId), packetNumber);
         if (frames is null)
         {
             QuicTelemetryCounters.PacketsLostAdd(1, 0);

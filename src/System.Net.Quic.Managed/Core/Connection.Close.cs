@@ -48,7 +48,7 @@ internal sealed partial class Connection
 
     private void LogClosed(bool byPeer)
     {
-        if (Error is not null) _tracer?.ConnectionClosed(_lastEventUs, byPeer, Error.Source == ConnectionErrorSource.Application, Error.Code, Error.Reason);
+        if (Error is not null) _trace.Tracer?.ConnectionClosed(_trace.LastEventUs, byPeer, Error.Source == ConnectionErrorSource.Application, Error.Code, Error.Reason);
         if (!QuicEventSource.Log.InformationalEnabled || Error is null) return;
         QuicEventSource.Log.ConnectionClosed(EventConnectionId, (long)Error.Code, Error.Source == ConnectionErrorSource.Application, byPeer, Error.Reason ?? "");
     }
@@ -57,10 +57,10 @@ internal sealed partial class Connection
     {
         long rtt = _recovery.Rtt.HasSample ? _recovery.Rtt.SmoothedRttUs : 0;
         long cwnd = _recovery.CongestionController.CongestionWindow;
-        if (rtt == _lastReportedRttUs && cwnd == _lastReportedCwnd) return;
+        if (rtt == _trace.LastReportedRttUs && cwnd == _trace.LastReportedCwnd) return;
         if (rtt == 0) return;
-        QuicTelemetryCounters.UpdatePathSample(_lastReportedRttUs, _lastReportedCwnd, rtt, cwnd);
-        _lastReportedRttUs = rtt;
-        _lastReportedCwnd = cwnd;
+        QuicTelemetryCounters.UpdatePathSample(_trace.LastReportedRttUs, _trace.LastReportedCwnd, rtt, cwnd);
+        _trace.LastReportedRttUs = rtt;
+        _trace.LastReportedCwnd = cwnd;
     }
 }

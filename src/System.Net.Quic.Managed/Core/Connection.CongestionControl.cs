@@ -31,8 +31,8 @@ internal sealed partial class Connection
     {
         if (_recovery.CongestionController is not IRateSamplingCongestionController) return;
         ICongestionController cc = _recovery.CongestionController;
-        if (cc.BytesInFlight + _maxDatagramSize > cc.CongestionWindow) return;
-        if (_pacer.GetNextSendTimeUs(_maxDatagramSize, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart) > nowUs) return;
+        if (cc.BytesInFlight + _path.MaxDatagramSize > cc.CongestionWindow) return;
+        if (_path.Pacer.GetNextSendTimeUs(_path.MaxDatagramSize, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart) > nowUs) return;
         _recovery.OnApplicationLimited(nowUs);
     }
 }

@@ -27,7 +27,7 @@ internal sealed partial class Connection
         get
         {
             if (!_handshake.IsCompleted || PeerParameters?.MaxDatagramFrameSize is not ulong peerMax || peerMax == 0) return 0;
-            int packetRoom = _maxDatagramSize - 1 - ConnectionId.MaxLength - 4 - PacketProtectionKeys.TagLength;
+            int packetRoom = _path.MaxDatagramSize - 1 - ConnectionId.MaxLength - 4 - PacketProtectionKeys.TagLength;
             int frameRoom = (int)Math.Min(peerMax, (ulong)packetRoom);
             int payload = frameRoom - 1 - VariableLengthInteger.GetEncodedLength((ulong)frameRoom);
             return Math.Max(0, payload);
@@ -49,36 +49,36 @@ internal sealed partial class Connection
         int max = MaxDatagramPayloadSize;
         if (max == 0) return DatagramQueueResult.NotNegotiated;
         if (data.Length > max) return DatagramQueueResult.TooLarge;
-        if (_datagramsToSend.Count >= MaxQueuedOutgoingDatagrams)
+        if (_datagrams.ToSend.Count >= MaxQueuedOutgoingDatagrams)
         {
-            (long oldest, _) = _datagramsToSend.Dequeue();
+            (long oldest, _) = _datagrams.ToSend.Dequeue();
             ReportDatagramOutcome(oldest, DatagramSendOutcome.Dropped);
         }
-        id = _nextDatagramId++;
-        _datagramsToSend.Enqueue((id, data));
+        id = _datagrams.NextId++;
+        _datagrams.ToSend.Enqueue((id, data));
         return DatagramQueueResult.Queued;
     }
 
     /// <summary>Takes the oldest received datagram. The DatagramReceived event is raised again once the queue was emptied.</summary>
     public bool TryDequeueReceivedDatagram(out byte[] data)
     {
-        if (_datagramsReceived.TryDequeue(out data!)) return true;
-        _datagramReceivedEventPending = false;
+        if (_datagrams.Received.TryDequeue(out data!)) return true;
+        _datagrams.ReceivedEventPending = false;
         return false;
     }
 
     /// <summary>Takes the next known fate of a queued datagram (acknowledged, lost, or dropped unsent).</summary>
     public bool TryDequeueDatagramOutcome(out DatagramOutcome outcome)
     {
-        if (_datagramOutcomes.TryDequeue(out outcome)) return true;
-        _datagramOutcomeEventPending = false;
+        if (_datagrams.Outcomes.TryDequeue(out outcome)) return true;
+        _datagrams.OutcomeEventPending = false;
         return false;
     }
 
     /// <summary>Datagrams waiting to be sent.</summary>
-    internal int QueuedDatagramCount => _datagramsToSend.Count;
+    internal int QueuedDatagramCount => _datagrams.ToSend.Count;
 
-    private bool HasDatagramsToSend => _datagramsToSend.Count > 0 && _handshake.IsCompleted;
+    private bool HasDatagramsToSend => _datagrams.ToSend.Count > 0 && _handshake.IsCompleted;
 
     private TransportErrorCode ProcessDatagramFrame(FrameType type, ref QuicReader reader, out string? reason)
     {
@@ -90,16 +90,16 @@ internal sealed partial class Connection
         if (error != TransportErrorCode.NoError) return error;
         // RFC 9221 §3: a frame larger than we advertised (type, length and payload) is a PROTOCOL_VIOLATION.
         if ((ulong)frame.EncodedLength > localMax) return Violation("DATAGRAM frame larger than max_datagram_frame_size", out reason);
-        if (_datagramsReceived.Count >= _options.DatagramReceiveQueueCapacity)
+        if (_datagrams.Received.Count >= _options.DatagramReceiveQueueCapacity)
         {
-            _datagramsReceived.Dequeue();
+            _datagrams.Received.Dequeue();
             Statistics.DatagramFramesReceiveDropped++;
         }
-        _datagramsReceived.Enqueue(frame.Data.ToArray());
+        _datagrams.Received.Enqueue(frame.Data.ToArray());
         Statistics.DatagramFramesReceived++;
-        if (!_datagramReceivedEventPending)
+        if (!_datagrams.ReceivedEventPending)
         {
-            _datagramReceivedEventPending = true;
+            _datagrams.ReceivedEventPending = true;
             Emit(ConnectionEventKind.DatagramReceived);
         }
         return TransportErrorCode.NoError;
@@ -112,8 +112,8 @@ internal sealed partial class Connection
     private bool WriteApplicationData(ref QuicWriter writer, SentFrameList frames, bool zeroRtt, long nowUs)
     {
         if (zeroRtt || !HasDatagramsToSend) return WriteStreamFrames(ref writer, frames, nowUs);
-        bool datagramsFirst = _datagramsFirst;
-        _datagramsFirst = !datagramsFirst;
+        bool datagramsFirst = _datagrams.First;
+        _datagrams.First = !datagramsFirst;
         bool wrote = datagramsFirst ? WriteDatagramFrames(ref writer, frames) : WriteStreamFrames(ref writer, frames, nowUs);
         wrote |= datagramsFirst ? WriteStreamFrames(ref writer, frames, nowUs) : WriteDatagramFrames(ref writer, frames);
         return wrote;
@@ -122,19 +122,19 @@ internal sealed partial class Connection
     private bool WriteDatagramFrames(ref QuicWriter writer, SentFrameList frames)
     {
         bool wrote = false;
-        while (_datagramsToSend.TryPeek(out (long Id, byte[] Data) next))
+        while (_datagrams.ToSend.TryPeek(out (long Id, byte[] Data) next))
         {
             int length = DatagramFrame.GetEncodedLength(next.Data.Length, hasLength: true);
             if (length > writer.Remaining)
             {
                 // The packet is full; unless it can never fit (the datagram size shrank), it waits for the next one.
                 if (next.Data.Length <= MaxDatagramPayloadSize) break;
-                _datagramsToSend.Dequeue();
+                _datagrams.ToSend.Dequeue();
                 ReportDatagramOutcome(next.Id, DatagramSendOutcome.Dropped);
                 continue;
             }
             new DatagramFrame(next.Data, hasLength: true).TryWrite(ref writer);
-            _datagramsToSend.Dequeue();
+            _datagrams.ToSend.Dequeue();
             frames.Add(SentFrame.Datagram(next.Id, next.Data.Length));
             Statistics.DatagramFramesSent++;
             wrote = true;
@@ -158,10 +158,10 @@ internal sealed partial class Connection
     private void ReportDatagramOutcome(long id, DatagramSendOutcome outcome)
     {
         if (outcome == DatagramSendOutcome.Dropped) Statistics.DatagramFramesSendDropped++;
-        _datagramOutcomes.Enqueue(new DatagramOutcome(id, outcome));
-        if (!_datagramOutcomeEventPending)
+        _datagrams.Outcomes.Enqueue(new DatagramOutcome(id, outcome));
+        if (!_datagrams.OutcomeEventPending)
         {
-            _datagramOutcomeEventPending = true;
+            _datagrams.OutcomeEventPending = true;
             Emit(ConnectionEventKind.DatagramOutcome);
         }
     }

@@ -14,9 +14,9 @@ internal sealed partial class Connection
     /// <summary>True while the first flight waits for the application's first request (see <see cref="ConnectionOptions.EarlyDataFirstFlightHoldUs"/>).</summary>
     private bool HoldsFirstFlight(long nowUs)
     {
-        if (_firstFlightHoldUntilUs == 0) return false;
-        if (nowUs < _firstFlightHoldUntilUs && !_streams.HasSendableLocalBidirectionalStream && _close.Phase == ConnectionPhase.Open) return true;
-        _firstFlightHoldUntilUs = 0;
+        if (_earlyData.FirstFlightHoldUntilUs == 0) return false;
+        if (nowUs < _earlyData.FirstFlightHoldUntilUs && !_streams.HasSendableLocalBidirectionalStream && _close.Phase == ConnectionPhase.Open) return true;
+        _earlyData.FirstFlightHoldUntilUs = 0;
         return false;
     }
 
@@ -24,7 +24,7 @@ internal sealed partial class Connection
     public bool CanSendEarlyData => Space(PacketNumberSpace.ApplicationData).SendsZeroRtt;
 
     /// <summary>Client: the next session ticket received from the server, to resume a later connection.</summary>
-    public bool TryTakeSessionTicket(out TlsSessionTicket ticket) => _sessionTickets.TryDequeue(out ticket!);
+    public bool TryTakeSessionTicket(out TlsSessionTicket ticket) => _earlyData.SessionTickets.TryDequeue(out ticket!);
 
     private void InstallEarlySecret(in HandshakeSecret secret)
     {
@@ -34,7 +34,7 @@ internal sealed partial class Connection
             // Client: 0-RTT needs the limits the server gave last time; without them nothing could be sent anyway.
             if (IsServer || app.SendPhaseKeys is not null || app.ZeroRttSendKeys is not null || !TryApplyRememberedParameters()) return;
             app.ZeroRttSendKeys = PacketProtectionKeys.Create(secret.Secret, secret.CipherSuite, Version);
-            if (_options.EarlyDataFirstFlightHoldUs > 0 && Statistics.DatagramsSent == 0) _firstFlightHoldUntilUs = _startTimeUs + _options.EarlyDataFirstFlightHoldUs;
+            if (_options.EarlyDataFirstFlightHoldUs > 0 && Statistics.DatagramsSent == 0) _earlyData.FirstFlightHoldUntilUs = _startTimeUs + _options.EarlyDataFirstFlightHoldUs;
             Emit(ConnectionEventKind.StreamsAvailable);
             Emit(ConnectionEventKind.EarlyDataReady);
         }
@@ -54,7 +54,7 @@ internal sealed partial class Connection
             ToLong(remembered.InitialMaxStreamDataBidiRemote), ToLong(remembered.InitialMaxStreamDataUni),
             ToLong(remembered.InitialMaxStreamsBidi), ToLong(remembered.InitialMaxStreamsUni), out _);
         if (error != TransportErrorCode.NoError) return false;
-        _rememberedParameters = remembered;
+        _earlyData.RememberedParameters = remembered;
         return true;
     }
 
@@ -66,8 +66,8 @@ internal sealed partial class Connection
     private TransportErrorCode ResolveEarlyData(TransportParameters peer, long nowUs, out string? reason)
     {
         reason = null;
-        if (IsServer || _rememberedParameters is not { } remembered) return TransportErrorCode.NoError;
-        _rememberedParameters = null;
+        if (IsServer || _earlyData.RememberedParameters is not { } remembered) return TransportErrorCode.NoError;
+        _earlyData.RememberedParameters = null;
         if (_tls.EarlyDataAccepted)
         {
             if (peer.ActiveConnectionIdLimit < remembered.ActiveConnectionIdLimit || peer.InitialMaxData < remembered.InitialMaxData
@@ -82,7 +82,7 @@ internal sealed partial class Connection
             return TransportErrorCode.NoError;
         }
         RejectZeroRttPackets(nowUs);
-        Statistics.ZeroRttRejected = _largestZeroRttPacket >= 0;
+        Statistics.ZeroRttRejected = _earlyData.LargestZeroRttPacket >= 0;
         Space(PacketNumberSpace.ApplicationData).DiscardZeroRttKeys();
         return TransportErrorCode.NoError;
     }
@@ -90,8 +90,8 @@ internal sealed partial class Connection
     /// <summary>The server will never process our 0-RTT packets (0-RTT rejected, or a Retry): their data is resent.</summary>
     private void RejectZeroRttPackets(long nowUs)
     {
-        if (_largestZeroRttPacket < 0) return;
-        var filter = new ZeroRttPacketFilter(_largestZeroRttPacket);
+        if (_earlyData.LargestZeroRttPacket < 0) return;
+        var filter = new ZeroRttPacketFilter(_earlyData.LargestZeroRttPacket);
         var sink = new ConnectionSentPacketSink(this);
         _recovery.RemoveFromFlight(PacketNumberSpace.ApplicationData, ref filter, ref sink, nowUs);
     }
@@ -100,8 +100,8 @@ internal sealed partial class Connection
     {
         while (_tls.TryTakeSessionTicket(out TlsSessionTicket ticket))
         {
-            if (_sessionTickets.Count == MaxPendingSessionTickets) _sessionTickets.Dequeue();
-            _sessionTickets.Enqueue(ticket);
+            if (_earlyData.SessionTickets.Count == MaxPendingSessionTickets) _earlyData.SessionTickets.Dequeue();
+            _earlyData.SessionTickets.Enqueue(ticket);
             Emit(ConnectionEventKind.SessionTicketReceived);
         }
     }

@@ -11,10 +11,10 @@ namespace System.Net.Quic.Managed.Core;
 internal sealed partial class Connection
 {
     /// <summary>The two ECN bits (RFC 3168) the next datagram <see cref="TrySend"/> writes must carry: ECT(0) or Not-ECT.</summary>
-    public byte OutgoingEcn => _ecn.ShouldMark ? (byte)EcnCodepoint.Ect0 : (byte)EcnCodepoint.NotEct;
+    public byte OutgoingEcn => _path.Ecn.ShouldMark ? (byte)EcnCodepoint.Ect0 : (byte)EcnCodepoint.NotEct;
 
     /// <summary>ECN validation of the current path (state, counts the peer reported).</summary>
-    internal EcnValidator Ecn => _ecn;
+    internal EcnValidator Ecn => _path.Ecn;
 
     /// <summary>Codepoints of the packets received in the Application Data space (what our ACK_ECN frames report).</summary>
     internal Recovery.EcnCounts ReceivedEcnCounts => Space(PacketNumberSpace.ApplicationData).Received.EcnCounts;
@@ -36,11 +36,11 @@ internal sealed partial class Connection
     /// <summary>After an ACK frame was applied: validate its counts and react to CE (RFC 9000 §13.4.2.1, RFC 9002 B.7).</summary>
     private void OnAckEcn(PacketNumberSpace space, Wire.EcnCounts? wire, in AckProcessingResult result, long nowUs)
     {
-        long marked = _ackedEcnMarked;
-        _ackedEcnMarked = 0;
+        long marked = _path.AckedEcnMarked;
+        _path.AckedEcnMarked = 0;
         if (result.NewlyAckedCount == 0) return;
         Recovery.EcnCounts? counts = wire is { } w ? new Recovery.EcnCounts(Saturate(w.Ect0), Saturate(w.Ect1), Saturate(w.EcnCe)) : null;
-        if (_ecn.OnAck(space, counts, marked, result.LargestAckedIsNewlyAcked))
+        if (_path.Ecn.OnAck(space, counts, marked, result.LargestAckedIsNewlyAcked))
         {
             _recovery.OnEcnCongestion(result.LargestNewlyAckedTimeSentUs, nowUs);
         }
@@ -51,21 +51,21 @@ internal sealed partial class Connection
     /// <summary>Sink hook: a packet recovery reported acknowledged or lost was an ECN-marked or probe packet.</summary>
     internal void OnFlaggedPacketAcked(in SentPacket<SentPacketMeta> packet)
     {
-        if (packet.EcnMarked) _ackedEcnMarked++;
+        if (packet.EcnMarked) _path.AckedEcnMarked++;
         if (packet.PathProbe)
         {
-            if (_pmtu.OnProbeAcknowledged(packet.Size)) _maxDatagramSize = _pmtu.Current;
+            if (_path.Pmtu.OnProbeAcknowledged(packet.Size)) _path.MaxDatagramSize = _path.Pmtu.Current;
         }
         else
         {
-            _pmtu.OnPacketAcknowledged(packet.Size);
+            _path.Pmtu.OnPacketAcknowledged(packet.Size);
         }
     }
 
     internal void OnFlaggedPacketLost(in SentPacket<SentPacketMeta> packet)
     {
-        if (packet.EcnMarked) _ecn.OnMarkedPacketLost();
-        if (packet.PathProbe) _pmtu.OnProbeLost(packet.Size);
-        else if (packet.InFlight && _pmtu.OnPacketLost(packet.Size)) _maxDatagramSize = _pmtu.Current;
+        if (packet.EcnMarked) _path.Ecn.OnMarkedPacketLost();
+        if (packet.PathProbe) _path.Pmtu.OnProbeLost(packet.Size);
+        else if (packet.InFlight && _path.Pmtu.OnPacketLost(packet.Size)) _path.MaxDatagramSize = _path.Pmtu.Current;
     }
 }

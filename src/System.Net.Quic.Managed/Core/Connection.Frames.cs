@@ -25,7 +25,7 @@ internal sealed partial class Connection
         {
             TransportErrorCode error = FrameTypes.TryRead(ref reader, out FrameType type);
             frameType = (ulong)type;
-            _tracedFrameTypes?.Add(frameType);
+            _trace.FrameTypes?.Add(frameType);
             if (error != TransportErrorCode.NoError)
             {
                 reason = "unknown or malformed frame type";
@@ -169,7 +169,7 @@ internal sealed partial class Connection
             {
                 error = PathChallengeFrame.TryRead(ref reader, out PathChallengeFrame f);
                 if (error != TransportErrorCode.NoError) return error;
-                if (_pathResponses.Count < MaxPendingPathResponses) _pathResponses.Enqueue(f.Data);
+                if (_path.Responses.Count < MaxPendingPathResponses) _path.Responses.Enqueue(f.Data);
                 return TransportErrorCode.NoError;
             }
             case FrameType.PathResponse:
@@ -224,7 +224,7 @@ internal sealed partial class Connection
         long ackDelayUs = ack.AckDelay >= (1UL << (62 - exponent)) ? long.MaxValue / 2 : (long)(ack.AckDelay << exponent);
         long priorInFlight = _recovery.CongestionController.BytesInFlight;
         var sink = new ConnectionSentPacketSink(this);
-        _ackedEcnMarked = 0;
+        _path.AckedEcnMarked = 0;
         AckProcessingResult result = _recovery.OnAckReceived(space.Space, ranges, ackDelayUs, null, nowUs, ref sink);
         if (result.IsError)
         {
@@ -232,7 +232,7 @@ internal sealed partial class Connection
             return result.Error;
         }
         OnAckEcn(space.Space, ack.EcnCounts, result, nowUs);
-        if (result.NewlyAckedCount > 0 && _recovery.CongestionController.BytesInFlight < priorInFlight) _pacingBlockedUntilUs = long.MaxValue;
+        if (result.NewlyAckedCount > 0 && _recovery.CongestionController.BytesInFlight < priorInFlight) _path.PacingBlockedUntilUs = long.MaxValue;
         return TransportErrorCode.NoError;
     }
 
@@ -278,7 +278,7 @@ internal sealed partial class Connection
     /// </summary>
     private void OnDuplicateClientInitialCrypto()
     {
-        if (_earlyCryptoRetransmissions >= MaxEarlyCryptoRetransmissions) return;
+        if (_earlyData.CryptoRetransmissions >= MaxEarlyCryptoRetransmissions) return;
         bool any = false;
         for (PacketNumberSpace id = PacketNumberSpace.Initial; id <= PacketNumberSpace.Handshake; id++)
         {
@@ -287,7 +287,7 @@ internal sealed partial class Connection
             s.ProbesPending = Math.Max(s.ProbesPending, 1);
             any = true;
         }
-        if (any) _earlyCryptoRetransmissions++;
+        if (any) _earlyData.CryptoRetransmissions++;
     }
 
     /// <summary>Early CRYPTO retransmissions (§6.2.3) allowed per connection: once is enough for one loss, a few for bursts.</summary>

@@ -24,16 +24,16 @@ internal sealed partial class Connection
     private void GreaseFixedBit(Span<byte> packet, PacketNumberSpace space, bool zeroRtt)
     {
         if (zeroRtt || space == PacketNumberSpace.Initial || PeerParameters is not { GreaseQuicBit: true }) return;
-        if (_greaseBitsLeft == 0)
+        if (_versions.GreaseBitsLeft == 0)
         {
             Span<byte> word = stackalloc byte[sizeof(ulong)];
             _random.Fill(word);
-            _greaseBits = BitConverter.ToUInt64(word);
-            _greaseBitsLeft = 64;
+            _versions.GreaseBits = BitConverter.ToUInt64(word);
+            _versions.GreaseBitsLeft = 64;
         }
-        bool clear = (_greaseBits & 1) != 0;
-        _greaseBits >>= 1;
-        _greaseBitsLeft--;
+        bool clear = (_versions.GreaseBits & 1) != 0;
+        _versions.GreaseBits >>= 1;
+        _versions.GreaseBitsLeft--;
         if (!clear) return;
         packet[0] &= unchecked((byte)~PacketFirstByte.FixedBit);
         GreasedPacketsSent++;

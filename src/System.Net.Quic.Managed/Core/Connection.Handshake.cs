@@ -17,7 +17,7 @@ internal sealed partial class Connection
         _originalDestinationId = ConnectionId.Create(_random, 8);
         _peerIds.SetInitial(_originalDestinationId);
         InstallInitialKeys(_originalDestinationId);
-        _amplification.OnAddressValidated(); // a client is never limited by §8
+        _path.Amplification.OnAddressValidated(); // a client is never limited by §8
         StartHandshake(nowUs);
     }
 
@@ -28,7 +28,7 @@ internal sealed partial class Connection
         _peerInitialSourceId = clientSourceId;
         _peerIds.SetInitial(clientSourceId);
         _retrySourceId = retrySourceId;
-        if (retrySourceId is not null) _amplification.OnAddressValidated(); // the Retry token proved the address (§8.1.2)
+        if (retrySourceId is not null) _path.Amplification.OnAddressValidated(); // the Retry token proved the address (§8.1.2)
         _localParameters.OriginalDestinationConnectionId = originalDestinationId.Span.ToArray();
         _localParameters.RetrySourceConnectionId = retrySourceId?.Span.ToArray();
         Span<byte> token = stackalloc byte[StatelessResetToken.Length];
@@ -176,7 +176,7 @@ internal sealed partial class Connection
         _idle.OnPeerTimeout((long)Math.Min(peer.MaxIdleTimeoutMs, long.MaxValue / 1000) * 1000);
         _recovery.PeerMaxAckDelayUs = (long)peer.MaxAckDelayMs * 1000;
         _peerAckDelayExponent = (int)peer.AckDelayExponent;
-        _maxDatagramSize = (int)Math.Min((ulong)_maxDatagramSize, peer.MaxUdpPayloadSize);
+        _path.MaxDatagramSize = (int)Math.Min((ulong)_path.MaxDatagramSize, peer.MaxUdpPayloadSize);
         _localIds.SetPeerActiveLimit(peer.ActiveConnectionIdLimit);
         if (_streams.LocalBidiLimit.MaxStreams > 0 || _streams.LocalUniLimit.MaxStreams > 0) Emit(ConnectionEventKind.StreamsAvailable);
         return TransportErrorCode.NoError;
@@ -207,7 +207,7 @@ internal sealed partial class Connection
     {
         if (!_handshake.Confirm()) return;
         _recovery.OnHandshakeConfirmed(nowUs);
-        _pmtu.Start((int)Math.Min(PeerParameters?.MaxUdpPayloadSize ?? (ulong)MinInitialDatagramSize, int.MaxValue));
+        _path.Pmtu.Start((int)Math.Min(PeerParameters?.MaxUdpPayloadSize ?? (ulong)MinInitialDatagramSize, int.MaxValue));
         // RFC 9001 §4.9.3: 0-RTT still in flight after this is dropped; the client resends it in 1-RTT.
         Space(PacketNumberSpace.ApplicationData).DiscardZeroRttKeys();
         // RFC 9001 §4.9.2: Handshake keys are discarded once the handshake is confirmed.

@@ -13,19 +13,12 @@ namespace System.Net.Quic.Managed.Core;
 /// </summary>
 internal sealed partial class Connection
 {
-    private byte _localPath;
-    private byte _previousLocalPath;
-    private byte _receiveLocalPath;
-    private NetworkAddress _preferredAddress;
-    private bool _preferredAddressHandled;
-    private bool _migratedToPreferredAddress;
-    private bool _clientMigrationPending;
 
     /// <summary>The local path (socket of the I/O layer) datagrams of this connection go out on; 0 is the first one.</summary>
-    public byte LocalPath => _localPath;
+    public byte LocalPath => _path.LocalPath;
 
     /// <summary>Server: the client's first Initial arrived on local path <paramref name="localPath"/>: answer from there.</summary>
-    public void StartOnLocalPath(byte localPath) => _localPath = localPath;
+    public void StartOnLocalPath(byte localPath) => _path.LocalPath = localPath;
 
     /// <summary>Client: how the last migration ended (Idle before any).</summary>
     public PathValidationState MigrationState { get; private set; }
@@ -37,23 +30,23 @@ internal sealed partial class Connection
     public int MigrationsFailed { get; private set; }
 
     /// <summary>Client: the server's preferred address of our address family, or default when it gave none (or we ignore it).</summary>
-    public NetworkAddress PreferredAddress => _preferredAddress;
+    public NetworkAddress PreferredAddress => _path.PreferredAddress;
 
     /// <summary>
     /// Client: the handshake is confirmed and the server offered a preferred address we have not acted on yet: the I/O layer
     /// opens a socket for it (or reuses its own) and calls <see cref="MigrateToPreferredAddress"/>, or <see cref="DeclinePreferredAddress"/>.
     /// </summary>
     public bool PreferredAddressMigrationPending
-        => !IsServer && !_preferredAddressHandled && !_preferredAddress.IsDefault && _handshake.IsConfirmed && _close.Phase == ConnectionPhase.Open;
+        => !IsServer && !_path.PreferredAddressHandled && !_path.PreferredAddress.IsDefault && _handshake.IsConfirmed && _close.Phase == ConnectionPhase.Open;
 
     /// <summary>True when the peer allows active migration now (§18.2: disable_active_migration does not cover the preferred address).</summary>
-    public bool PeerAllowsActiveMigration => PeerParameters?.DisableActiveMigration != true || _migratedToPreferredAddress;
+    public bool PeerAllowsActiveMigration => PeerParameters?.DisableActiveMigration != true || _path.MigratedToPreferredAddress;
 
     /// <summary>Client: stops considering the server's preferred address.</summary>
     public void DeclinePreferredAddress()
     {
         RequestService();
-        _preferredAddressHandled = true;
+        _path.PreferredAddressHandled = true;
     }
 
     /// <summary>
@@ -64,9 +57,9 @@ internal sealed partial class Connection
     {
         RequestService();
         if (!PreferredAddressMigrationPending) return false;
-        _preferredAddressHandled = true;
-        if (!StartClientMigration(localPath, _preferredAddress, nowUs)) return false;
-        _migratedToPreferredAddress = true;
+        _path.PreferredAddressHandled = true;
+        if (!StartClientMigration(localPath, _path.PreferredAddress, nowUs)) return false;
+        _path.MigratedToPreferredAddress = true;
         return true;
     }
 
@@ -79,43 +72,43 @@ internal sealed partial class Connection
     {
         RequestService();
         if (!PeerAllowsActiveMigration) return false;
-        return StartClientMigration(localPath, _remote, nowUs);
+        return StartClientMigration(localPath, _path.Remote, nowUs);
     }
 
     private bool StartClientMigration(byte localPath, in NetworkAddress remote, long nowUs)
     {
         if (IsServer || !_handshake.IsConfirmed || _close.Phase != ConnectionPhase.Open) return false;
-        if (_clientMigrationPending) return false;
+        if (_path.ClientMigrationPending) return false;
         if (!_peerIds.TryRotate()) return false;
-        bool newHost = !remote.SameHost(_remote);
-        _previousRemote = _remote;
-        _previousLocalPath = _localPath;
-        _remote = remote;
-        _localPath = localPath;
-        _clientMigrationPending = true;
+        bool newHost = !remote.SameHost(_path.Remote);
+        _path.PreviousRemote = _path.Remote;
+        _path.PreviousLocalPath = _path.LocalPath;
+        _path.Remote = remote;
+        _path.LocalPath = localPath;
+        _path.ClientMigrationPending = true;
         MigrationState = PathValidationState.Pending;
         MigrationsStarted++;
-        StartPathValidation(nowUs, newPathModel: newHost || localPath != _previousLocalPath);
+        StartPathValidation(nowUs, newPathModel: newHost || localPath != _path.PreviousLocalPath);
         return true;
     }
 
     /// <summary>Validation of the client's new path ended (from the path validator's response or timeout).</summary>
     private void OnClientMigrationValidated()
     {
-        if (!_clientMigrationPending) return;
-        _clientMigrationPending = false;
+        if (!_path.ClientMigrationPending) return;
+        _path.ClientMigrationPending = false;
         MigrationState = PathValidationState.Validated;
     }
 
     private void OnClientMigrationFailed()
     {
-        if (!_clientMigrationPending) return;
-        _clientMigrationPending = false;
+        if (!_path.ClientMigrationPending) return;
+        _path.ClientMigrationPending = false;
         MigrationState = PathValidationState.Failed;
         MigrationsFailed++;
         // §9.3.2 / §9.6.3: back to the last validated path; its old ID was retired, so a fresh one when we have it (§9.5).
-        _remote = _previousRemote;
-        _localPath = _previousLocalPath;
+        _path.Remote = _path.PreviousRemote;
+        _path.LocalPath = _path.PreviousLocalPath;
         _peerIds.TryRotate();
         _recovery.Rtt.Reset();
         RestartPathSignals();
@@ -127,21 +120,21 @@ internal sealed partial class Connection
     /// </summary>
     public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, byte localPath, long nowUs)
     {
-        _receiveEcn = (EcnCodepoint)(ecn & 0b11);
-        _receiveLocalPath = localPath;
+        _path.ReceiveEcn = (EcnCodepoint)(ecn & 0b11);
+        _path.ReceiveLocalPath = localPath;
         try
         {
             Receive(datagram, remote, nowUs);
         }
         finally
         {
-            _receiveEcn = EcnCodepoint.NotEct;
-            _receiveLocalPath = 0;
+            _path.ReceiveEcn = EcnCodepoint.NotEct;
+            _path.ReceiveLocalPath = 0;
         }
     }
 
     /// <summary>True when a 1-RTT packet arrived on another path than the current one (another peer address or local socket).</summary>
-    private bool ArrivedOnOtherPath(in NetworkAddress remote) => !remote.Equals(_remote) || _receiveLocalPath != _localPath;
+    private bool ArrivedOnOtherPath(in NetworkAddress remote) => !remote.Equals(_path.Remote) || _path.ReceiveLocalPath != _path.LocalPath;
 
     /// <summary>Server: the transport parameter and its ID (sequence 1) when the options name a preferred address.</summary>
     private void SetUpPreferredAddress()
@@ -175,11 +168,11 @@ internal sealed partial class Connection
             return TransportErrorCode.TransportParameterError;
         }
         if (_options.DisablePreferredAddressMigration) return TransportErrorCode.NoError;
-        System.Net.IPEndPoint? target = _remote.IsIPv6 ? preferred.IPv6EndPoint : preferred.IPv4EndPoint;
+        System.Net.IPEndPoint? target = _path.Remote.IsIPv6 ? preferred.IPv6EndPoint : preferred.IPv4EndPoint;
         if (target is null || target.Port == 0) return TransportErrorCode.NoError;
         var address = NetworkAddress.FromEndPoint(target);
-        if (address.IsIPv6 != _remote.IsIPv6 || address == _remote) return TransportErrorCode.NoError;
-        _preferredAddress = address;
+        if (address.IsIPv6 != _path.Remote.IsIPv6 || address == _path.Remote) return TransportErrorCode.NoError;
+        _path.PreferredAddress = address;
         return TransportErrorCode.NoError;
     }
 }

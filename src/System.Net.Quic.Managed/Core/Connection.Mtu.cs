@@ -10,10 +10,10 @@ namespace System.Net.Quic.Managed.Core;
 internal sealed partial class Connection
 {
     /// <summary>The largest UDP payload this connection sends now (raised by path MTU discovery).</summary>
-    public int CurrentMaxDatagramSize => _maxDatagramSize;
+    public int CurrentMaxDatagramSize => _path.MaxDatagramSize;
 
     /// <summary>Path MTU discovery state (probes, black holes).</summary>
-    internal PathMtuDiscovery PathMtu => _pmtu;
+    internal PathMtuDiscovery PathMtu => _path.Pmtu;
 
     /// <summary>
     /// Writes a PMTU probe into <paramref name="buffer"/> when one is due and the window allows it: a 1-RTT packet with a
@@ -21,7 +21,7 @@ internal sealed partial class Connection
     /// </summary>
     private int TryWriteMtuProbe(Span<byte> buffer, long nowUs)
     {
-        int size = _pmtu.NextProbeSize;
+        int size = _path.Pmtu.NextProbeSize;
         if (size == 0 || size > buffer.Length || !_handshake.IsConfirmed || _close.Phase != ConnectionPhase.Open) return 0;
         PacketSpaceState space = Space(PacketNumberSpace.ApplicationData);
         if (space.Discarded || !space.CanSend || space.SendsZeroRtt || space.ProbesPending > 0) return 0;
@@ -34,14 +34,14 @@ internal sealed partial class Connection
         SentFrameList frames = _framePool.Rent();
         frames.Add(SentFrame.Ping());
         int total = packet.Seal(padTo: size, out _);
-        bool marked = _sendingEcnMarked;
-        if (marked) _ecn.OnMarkedPacketSent(PacketNumberSpace.ApplicationData);
+        bool marked = _path.SendingEcnMarked;
+        if (marked) _path.Ecn.OnMarkedPacketSent(PacketNumberSpace.ApplicationData);
         _recovery.OnPacketSent(PacketNumberSpace.ApplicationData, packet.PacketNumber, nowUs, total, ackEliciting: true, inFlight: true,
             new SentPacketMeta(frames), ecnMarked: marked, pathProbe: true);
-        _pacer.OnPacketSent(total, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
+        _path.Pacer.OnPacketSent(total, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
         _idle.OnAckElicitingPacketSent(nowUs);
-        _pmtu.OnProbeSent(total);
-        if (_tracer is not null) TracePacketSent("1RTT", packet.PacketNumber, total, frames, nowUs);
+        _path.Pmtu.OnProbeSent(total);
+        if (_trace.Tracer is not null) TracePacketSent("1RTT", packet.PacketNumber, total, frames, nowUs);
         Statistics.PacketsSent++;
         return total;
     }

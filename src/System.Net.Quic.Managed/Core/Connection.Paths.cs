@@ -12,7 +12,7 @@ internal sealed partial class Connection
     private void OnPathChanged(long nowUs)
     {
         // A port-only change is probably NAT rebinding (§9.3, §9.4): the congestion state still fits; otherwise start over.
-        StartPathValidation(nowUs, newPathModel: !_previousRemote.SameHost(_remote));
+        StartPathValidation(nowUs, newPathModel: !_path.PreviousRemote.SameHost(_path.Remote));
     }
 
     /// <summary>
@@ -21,9 +21,9 @@ internal sealed partial class Connection
     /// </summary>
     private void StartPathValidation(long nowUs, bool newPathModel)
     {
-        _pathValidator ??= new PathValidator(_random);
-        _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
-        _pathChallengePending = true;
+        _path.Validator ??= new PathValidator(_random);
+        _path.Validator.Start(nowUs, _recovery.PtoDurationUs);
+        _path.ChallengePending = true;
         if (newPathModel) RestartPathEstimates();
         RestartPathSignals();
     }
@@ -38,9 +38,9 @@ internal sealed partial class Connection
     /// <summary>ECN validation and the path MTU are properties of the path: they start over on a new one.</summary>
     private void RestartPathSignals()
     {
-        _ecn.OnPathChanged();
-        _pmtu.OnPathChanged();
-        _maxDatagramSize = _pmtu.Current;
+        _path.Ecn.OnPathChanged();
+        _path.Pmtu.OnPathChanged();
+        _path.MaxDatagramSize = _path.Pmtu.Current;
     }
 
     /// <summary>
@@ -53,22 +53,22 @@ internal sealed partial class Connection
         RequestService();
         if (IsServer || !_handshake.IsConfirmed || PeerParameters?.DisableActiveMigration == true) return false;
         if (!_peerIds.TryRotate()) return false;
-        _previousRemote = _remote;
-        _pathValidator ??= new PathValidator(_random);
-        _pathValidator.Start(nowUs, _recovery.PtoDurationUs);
-        _pathChallengePending = true;
+        _path.PreviousRemote = _path.Remote;
+        _path.Validator ??= new PathValidator(_random);
+        _path.Validator.Start(nowUs, _recovery.PtoDurationUs);
+        _path.ChallengePending = true;
         return true;
     }
 
     private bool WritePathChallenge(ref QuicWriter writer, SentFrameList frames, long nowUs)
     {
-        if (!_pathChallengePending || _pathValidator is null || writer.Remaining < PathChallengeFrame.EncodedLength) return false;
-        _pathChallengePending = false;
+        if (!_path.ChallengePending || _path.Validator is null || writer.Remaining < PathChallengeFrame.EncodedLength) return false;
+        _path.ChallengePending = false;
         // The validation ended (validated, or timed out while an amplification-limited path could not send yet).
-        if (_pathValidator.State != PathValidationState.Pending) return false;
+        if (_path.Validator.State != PathValidationState.Pending) return false;
         _pathFrameInPacket = true;
         Span<byte> data = stackalloc byte[8];
-        _pathValidator.CreateChallenge(data);
+        _path.Validator.CreateChallenge(data);
         RequireWritten(new PathChallengeFrame(BinaryPrimitives.ReadUInt64BigEndian(data)).TryWrite(ref writer), FrameType.PathChallenge);
         frames.Add(SentFrame.PathChallenge());
         return true;
@@ -80,29 +80,29 @@ internal sealed partial class Connection
     /// </summary>
     private void OnPathChallengeLost()
     {
-        if (_pathValidator is { State: PathValidationState.Pending }) _pathChallengePending = true;
+        if (_path.Validator is { State: PathValidationState.Pending }) _path.ChallengePending = true;
     }
 
     private void OnPathResponse(ulong data, long nowUs)
     {
-        if (_pathValidator is null) return;
+        if (_path.Validator is null) return;
         Span<byte> bytes = stackalloc byte[8];
         BinaryPrimitives.WriteUInt64BigEndian(bytes, data);
-        if (!_pathValidator.OnResponse(bytes)) return;
+        if (!_path.Validator.OnResponse(bytes)) return;
         PathValidations++;
-        if (IsServer) _amplification.OnAddressValidated(); // §8.2: the peer's new address is validated
+        if (IsServer) _path.Amplification.OnAddressValidated(); // §8.2: the peer's new address is validated
         OnClientMigrationValidated();
     }
 
     private void OnPathValidationTimeout(long nowUs)
     {
-        if (_pathValidator is null || !_pathValidator.OnTimeout(nowUs)) return;
+        if (_path.Validator is null || !_path.Validator.OnTimeout(nowUs)) return;
         OnClientMigrationFailed();
         // §9.3.2: validation of the new path failed: go back to the last validated one.
-        if (IsServer && !_previousRemote.IsDefault)
+        if (IsServer && !_path.PreviousRemote.IsDefault)
         {
-            _remote = _previousRemote;
-            _amplification.OnAddressValidated(); // that address was validated before
+            _path.Remote = _path.PreviousRemote;
+            _path.Amplification.OnAddressValidated(); // that address was validated before
         }
     }
 

@@ -15,14 +15,14 @@ internal sealed partial class Connection
     public void Receive(Span<byte> datagram, in NetworkAddress remote, long nowUs)
     {
         if (_close.Phase is ConnectionPhase.Closed or ConnectionPhase.Draining) return;
-        _lastEventUs = nowUs;
+        _trace.LastEventUs = nowUs;
         _receivingDatagramLength = datagram.Length;
         Statistics.DatagramsReceived++;
         Statistics.BytesReceived += datagram.Length;
         QuicTelemetryCounters.DatagramReceived(datagram.Length);
-        if (!_amplification.IsAddressValidated)
+        if (!_path.Amplification.IsAddressValidated)
         {
-            _amplification.OnDatagramReceived(datagram.Length);
+            _path.Amplification.OnDatagramReceived(datagram.Length);
             _recovery.SetAmplificationLimited(false, nowUs);
         }
 
@@ -114,7 +114,7 @@ internal sealed partial class Connection
         {
             // RFC 9000 §8.1: a Handshake packet proves the client got our Initial: its address is validated.
             // RFC 9001 §4.9.1: a server discards Initial keys when it first processes a Handshake packet.
-            _amplification.OnAddressValidated();
+            _path.Amplification.OnAddressValidated();
             _recovery.SetAmplificationLimited(false, nowUs);
             DiscardSpace(PacketNumberSpace.Initial, nowUs);
         }
@@ -196,16 +196,16 @@ internal sealed partial class Connection
 
         Statistics.PacketsReceived++;
         _idle.OnPacketReceived(nowUs);
-        _tracedFrameTypes?.Clear();
+        _trace.FrameTypes?.Clear();
         TransportErrorCode error = ProcessFrames(space, packetType, payload, nowUs, out bool ackEliciting, out ulong frameType, out string? reason);
         // Traced before a close its frames caused, so a trace shows the packet that ended the connection.
-        if (_tracer is not null) TracePacketReceived(packetType, pn, payload.Length, nowUs);
+        if (_trace.Tracer is not null) TracePacketReceived(packetType, pn, payload.Length, nowUs);
         if (error != TransportErrorCode.NoError)
         {
             CloseWithError(error, reason, nowUs, frameType);
             return true;
         }
-        space.Received.OnPacketReceived(pn, ackEliciting, nowUs, _receiveEcn);
+        space.Received.OnPacketReceived(pn, ackEliciting, nowUs, _path.ReceiveEcn);
         DrainHandshake(nowUs);
         ReportPathSample();
         return true;
@@ -262,13 +262,13 @@ internal sealed partial class Connection
         if (!IsServer) return;
         // The address to go back to if the new one fails validation is the last validated one: the current address,
         // unless it is itself still being validated (the client moved again meanwhile).
-        if (_pathValidator is not { State: PathValidationState.Pending }) _previousRemote = _remote;
-        _remote = remote;
-        _localPath = _receiveLocalPath;
+        if (_path.Validator is not { State: PathValidationState.Pending }) _path.PreviousRemote = _path.Remote;
+        _path.Remote = remote;
+        _path.LocalPath = _path.ReceiveLocalPath;
         // §9.3 / §8: until the new address is validated, at most three times what arrived from it is sent there (this
         // datagram included); an attacker spoofing a victim's address cannot turn the connection into an amplifier.
-        _amplification = default;
-        _amplification.OnDatagramReceived(_receivingDatagramLength);
+        _path.Amplification = default;
+        _path.Amplification.OnDatagramReceived(_receivingDatagramLength);
         OnPathChanged(nowUs);
     }
 }

@@ -24,10 +24,10 @@ internal sealed partial class Connection
         if (_close.Phase is ConnectionPhase.Closed or ConnectionPhase.Draining) return false;
         if (HoldsFirstFlight(nowUs)) return false;
 
-        int max = Math.Min(buffer.Length, _maxDatagramSize);
-        if (!_amplification.IsAddressValidated)
+        int max = Math.Min(buffer.Length, _path.MaxDatagramSize);
+        if (!_path.Amplification.IsAddressValidated)
         {
-            long remaining = _amplification.Remaining;
+            long remaining = _path.Amplification.Remaining;
             if (remaining < max) max = (int)remaining;
             // During the handshake a server's datagrams are full-size or none (§8.1); on a new path after it (§9.3) a
             // smaller one may go (a PATH_CHALLENGE is padded only as far as the limit allows, §8.2.1).
@@ -41,7 +41,7 @@ internal sealed partial class Connection
         Span<byte> datagram = buffer.Slice(0, max);
 
         // Every packet of the datagram carries the datagram's ECN marking (OutgoingEcn, read by the I/O layer before this call).
-        bool marked = _sendingEcnMarked = _ecn.ShouldMark;
+        bool marked = _path.SendingEcnMarked = _path.Ecn.ShouldMark;
         int written = _close.Phase == ConnectionPhase.Closing ? WriteClosePackets(datagram, nowUs)
             : TryWriteMtuProbe(buffer, nowUs) is int probe and > 0 ? probe : WriteCoalesced(datagram, closing: false, nowUs);
         if (written == 0)
@@ -49,13 +49,13 @@ internal sealed partial class Connection
             NoteNothingToSend(nowUs);
             return false;
         }
-        if (marked) _ecn.OnMarkedDatagramSent();
+        if (marked) _path.Ecn.OnMarkedDatagramSent();
 
         length = written;
         Statistics.DatagramsSent++;
         Statistics.BytesSent += written;
         QuicTelemetryCounters.DatagramSent(written);
-        if (!_amplification.IsAddressValidated) _amplification.OnDatagramSent(written);
+        if (!_path.Amplification.IsAddressValidated) _path.Amplification.OnDatagramSent(written);
         if (_handshake.TakeInitialDiscard())
         {
             // RFC 9001 §4.9.1: a client discards Initial keys when it first sends a Handshake packet.
@@ -121,7 +121,7 @@ internal sealed partial class Connection
 
     private bool HasApplicationFramesToSend()
     {
-        if (_handshake.HandshakeDonePending || _pathResponses.Count > 0 || _pathChallengePending || _rawFramesForTesting is not null || _newTokenToSend is not null) return true;
+        if (_handshake.HandshakeDonePending || _path.Responses.Count > 0 || _path.ChallengePending || _rawFramesForTesting is not null || _newTokenToSend is not null) return true;
         // A client sends application data before its handshake completed only as 0-RTT, and then only stream frames.
         if (!_handshake.IsCompleted && !IsServer) return CanSendEarlyData && _streams.HasSendableStreams;
         if (_streams.NeedsMaxData || _streams.HasSendableStreams || _keepAlivePending || HasDatagramsToSend) return true;
@@ -135,10 +135,10 @@ internal sealed partial class Connection
     {
         ICongestionController cc = _recovery.CongestionController;
         if (cc.BytesInFlight >= cc.CongestionWindow) return false;
-        long next = _pacer.GetNextSendTimeUs(_maxDatagramSize, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
+        long next = _path.Pacer.GetNextSendTimeUs(_path.MaxDatagramSize, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
         if (next > nowUs)
         {
-            _pacingBlockedUntilUs = next;
+            _path.PacingBlockedUntilUs = next;
             return false;
         }
         return true;
@@ -175,21 +175,21 @@ internal sealed partial class Connection
 
         // RFC 9002 §2: in flight when ack-eliciting or padded.
         bool inFlight = ackEliciting || padded;
-        if (_sendingEcnMarked) _ecn.OnMarkedPacketSent(space.Space);
-        _recovery.OnPacketSent(space.Space, pn, nowUs, total, ackEliciting, inFlight, new SentPacketMeta(frames.Count > 0 ? frames : null), _sendingEcnMarked);
+        if (_path.SendingEcnMarked) _path.Ecn.OnMarkedPacketSent(space.Space);
+        _recovery.OnPacketSent(space.Space, pn, nowUs, total, ackEliciting, inFlight, new SentPacketMeta(frames.Count > 0 ? frames : null), _path.SendingEcnMarked);
         if (frames.Count == 0) _framePool.Return(frames);
         if (inFlight)
         {
             ICongestionController cc = _recovery.CongestionController;
-            _pacer.OnPacketSent(total, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
+            _path.Pacer.OnPacketSent(total, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
         }
         if (ackEliciting) _idle.OnAckElicitingPacketSent(nowUs);
         _keepAlivePending = false;
-        if (_tracer is not null) TracePacketSent(zeroRtt ? "0RTT" : QlogPacketType(space.Space), pn, total, frames, nowUs);
+        if (_trace.Tracer is not null) TracePacketSent(zeroRtt ? "0RTT" : QlogPacketType(space.Space), pn, total, frames, nowUs);
         Statistics.PacketsSent++;
         if (zeroRtt)
         {
-            _largestZeroRttPacket = pn;
+            _earlyData.LargestZeroRttPacket = pn;
             Statistics.ZeroRttPacketsSent++;
         }
         return total;
@@ -279,9 +279,9 @@ internal sealed partial class Connection
             frames.Add(SentFrame.HandshakeDone());
             wrote = true;
         }
-        while (_pathResponses.Count > 0 && writer.Remaining >= PathResponseFrame.EncodedLength)
+        while (_path.Responses.Count > 0 && writer.Remaining >= PathResponseFrame.EncodedLength)
         {
-            RequireWritten(new PathResponseFrame(_pathResponses.Dequeue()).TryWrite(ref writer), FrameType.PathResponse);
+            RequireWritten(new PathResponseFrame(_path.Responses.Dequeue()).TryWrite(ref writer), FrameType.PathResponse);
             frames.Add(SentFrame.PathResponse());
             _pathFrameInPacket = true;
             wrote = true;
@@ -471,11 +471,11 @@ internal sealed partial class Connection
         if (!written) return 0;
 
         int length = packet.Seal(padTo, out _);
-        if (_tracer is not null && length > 0)
+        if (_trace.Tracer is not null && length > 0)
         {
             ulong close = application && space.Space == PacketNumberSpace.ApplicationData ? (ulong)FrameType.ConnectionCloseApplication : (ulong)FrameType.ConnectionClose;
-            _lastEventUs = nowUs;
-            _tracer.PacketSent(nowUs, QlogPacketType(space.Space), pn, length, ack ? [(ulong)FrameType.Ack, close] : [close]);
+            _trace.LastEventUs = nowUs;
+            _trace.Tracer.PacketSent(nowUs, QlogPacketType(space.Space), pn, length, ack ? [(ulong)FrameType.Ack, close] : [close]);
         }
         return length;
     }

@@ -44,13 +44,13 @@ internal sealed partial class Connection
             case TimerKind.AckApplication:
             {
                 // An ACK due on a path the anti-amplification limit blocks cannot leave: no timer for it (RFC 9000 §8.1).
-                if (!_amplification.IsAddressValidated && _amplification.Remaining < MinInitialDatagramSize) return long.MaxValue;
+                if (!_path.Amplification.IsAddressValidated && _path.Amplification.Remaining < MinInitialDatagramSize) return long.MaxValue;
                 PacketSpaceState space = _spaces[kind - TimerKind.AckInitial];
                 return !space.Discarded && space.CanSend && space.Received.HasNewPacketsToAck ? space.Received.AckDeadlineUs : long.MaxValue;
             }
-            case TimerKind.Pacing: return _pacingBlockedUntilUs;
-            case TimerKind.FirstFlightHold: return _firstFlightHoldUntilUs != 0 ? _firstFlightHoldUntilUs : long.MaxValue;
-            case TimerKind.PathValidation: return _pathValidator?.DeadlineUs ?? long.MaxValue;
+            case TimerKind.Pacing: return _path.PacingBlockedUntilUs;
+            case TimerKind.FirstFlightHold: return _earlyData.FirstFlightHoldUntilUs != 0 ? _earlyData.FirstFlightHoldUntilUs : long.MaxValue;
+            case TimerKind.PathValidation: return _path.Validator?.DeadlineUs ?? long.MaxValue;
             case TimerKind.KeepAlive:
                 return _options.KeepAliveIntervalUs > 0 && _handshake.IsCompleted && !_keepAlivePending
                     ? _idle.LastActivityUs + _options.KeepAliveIntervalUs
@@ -62,7 +62,7 @@ internal sealed partial class Connection
     /// <summary>Runs every timer of the table that is due at <paramref name="nowUs"/>; then call TrySend.</summary>
     public void OnTimeout(long nowUs)
     {
-        _lastEventUs = nowUs;
+        _trace.LastEventUs = nowUs;
         for (TimerKind kind = 0; kind < TimerKind.Count && _close.Phase != ConnectionPhase.Closed; kind++)
         {
             if (Deadline(kind) > nowUs) continue;
@@ -101,7 +101,7 @@ internal sealed partial class Connection
                 // Acted on by the TrySend that follows every timeout: the ACK is due, the hold is over.
                 return true;
             case TimerKind.Pacing:
-                _pacingBlockedUntilUs = long.MaxValue;
+                _path.PacingBlockedUntilUs = long.MaxValue;
                 return true;
             case TimerKind.PathValidation:
                 OnPathValidationTimeout(nowUs);
@@ -124,7 +124,7 @@ internal sealed partial class Connection
         switch (action.Kind)
         {
             case LossTimeoutKind.Probe:
-                if (action.Space == PacketNumberSpace.ApplicationData && _pmtu.OnProbeTimeout(_recovery.PtoCount)) _maxDatagramSize = _pmtu.Current;
+                if (action.Space == PacketNumberSpace.ApplicationData && _path.Pmtu.OnProbeTimeout(_recovery.PtoCount)) _path.MaxDatagramSize = _path.Pmtu.Current;
                 SchedulePtoProbe(action.Space, action.ProbePackets);
                 break;
             case LossTimeoutKind.AntiDeadlockProbe:

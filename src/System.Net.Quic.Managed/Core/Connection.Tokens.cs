@@ -21,7 +21,7 @@ internal sealed partial class Connection
     public void OnAddressValidatedByToken()
     {
         RequestService();
-        _amplification.OnAddressValidated();
+        _path.Amplification.OnAddressValidated();
     }
 
     private bool WriteNewToken(ref QuicWriter writer, SentFrameList frames)

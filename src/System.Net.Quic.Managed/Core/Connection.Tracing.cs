@@ -11,13 +11,13 @@ internal sealed partial class Connection
     /// The connection ID that names this connection in EventSource events: our initial Source Connection ID in hex, the
     /// same text the endpoint's datagram events carry, so a listener can join them. Made only once someone listens.
     /// </summary>
-    internal string EventConnectionId => _eventConnectionId ??= _initialSourceId.ToString();
+    internal string EventConnectionId => _trace.EventConnectionId ??= _initialSourceId.ToString();
 
     /// <summary>The endpoint created this connection: ConnectionStarted with both addresses (when someone listens).</summary>
     internal void TraceStarted(string localEndPoint)
     {
         if (!QuicEventSource.Log.InformationalEnabled) return;
-        QuicEventSource.Log.ConnectionStarted(EventConnectionId, IsServer, localEndPoint, _remote.ToString());
+        QuicEventSource.Log.ConnectionStarted(EventConnectionId, IsServer, localEndPoint, _path.Remote.ToString());
     }
 
     /// <summary>
@@ -71,18 +71,18 @@ internal sealed partial class Connection
 
     private void TracePacketSent(string packetType, long pn, int length, SentFrameList frames, long nowUs)
     {
-        _lastEventUs = nowUs;
+        _trace.LastEventUs = nowUs;
         Span<ulong> types = stackalloc ulong[Math.Min(frames.Count, 64)];
         for (int i = 0; i < types.Length; i++) types[i] = SentFrameType(frames.Frames[i]);
-        _tracer!.PacketSent(nowUs, packetType, pn, length, types);
+        _trace.Tracer!.PacketSent(nowUs, packetType, pn, length, types);
         ICongestionController cc = _recovery.CongestionController;
-        _tracer.MetricsUpdated(nowUs, _recovery.Rtt.SmoothedRttUs, _recovery.Rtt.LatestRttUs, cc.CongestionWindow, cc.BytesInFlight);
+        _trace.Tracer.MetricsUpdated(nowUs, _recovery.Rtt.SmoothedRttUs, _recovery.Rtt.LatestRttUs, cc.CongestionWindow, cc.BytesInFlight);
     }
 
     private void TracePacketReceived(PacketType type, long pn, int length, long nowUs)
     {
-        _lastEventUs = nowUs;
-        _tracer!.PacketReceived(nowUs, QlogPacketType(type), pn, length, System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_tracedFrameTypes));
+        _trace.LastEventUs = nowUs;
+        _trace.Tracer!.PacketReceived(nowUs, QlogPacketType(type), pn, length, System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_trace.FrameTypes));
     }
 
     /// <summary>The RFC 9000 frame type a retransmission record stands for (approximate for PING-class records).</summary>

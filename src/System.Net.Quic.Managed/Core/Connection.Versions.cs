@@ -15,10 +15,10 @@ namespace System.Net.Quic.Managed.Core;
 internal sealed partial class Connection
 {
     /// <summary>The version of the client's first Initial; <see cref="Version"/> differs after a compatible negotiation.</summary>
-    public uint OriginalVersion => _originalVersion;
+    public uint OriginalVersion => _versions.Original;
 
     /// <summary>True when compatible version negotiation changed the version (RFC 9368 §2.3).</summary>
-    public bool VersionChanged => _originalVersion != Version;
+    public bool VersionChanged => _versions.Original != Version;
 
     /// <summary>RFC 9368 §2.2: v1 and v2 share the ClientHello format and transport parameters, so each is compatible with the other.</summary>
     internal static bool AreCompatible(uint from, uint to) => QuicVersion.IsSupported(from) && QuicVersion.IsSupported(to);
@@ -26,19 +26,19 @@ internal sealed partial class Connection
     /// <summary>Before the handshake starts: the version_information we send (Chosen = the version in use).</summary>
     private void SetVersionInformation(uint[]? available)
     {
-        _availableVersions = available is { Length: > 0 } ? available : new[] { Version };
+        _versions.Available = available is { Length: > 0 } ? available : new[] { Version };
         _localParameters.ChosenVersion = Version;
-        _localParameters.AvailableVersions = _availableVersions;
+        _localParameters.AvailableVersions = _versions.Available;
     }
 
     /// <summary>Server: the client's first Initial came in <paramref name="clientVersion"/>; we answer in <see cref="Version"/>.</summary>
     private void AcceptOriginalVersion(uint clientVersion, in Ids.ConnectionId clientInitialDestinationId)
     {
-        _originalVersion = clientVersion;
+        _versions.Original = clientVersion;
         if (clientVersion == Version) return;
         InitialKeys keys = InitialKeys.Create(clientVersion, clientInitialDestinationId.Span);
         keys.SendKeys(isServer: true).Dispose();
-        _originalVersionInitialReceiveKeys = keys.ReceiveKeys(isServer: true);
+        _versions.OriginalInitialReceiveKeys = keys.ReceiveKeys(isServer: true);
     }
 
     /// <summary>
@@ -49,8 +49,8 @@ internal sealed partial class Connection
     private PacketProtectionKeys? KeysForOtherVersion(in LongHeader header, long nowUs)
     {
         if (header.Type != PacketType.Initial) return null;
-        if (IsServer) return header.Version == _originalVersion ? _originalVersionInitialReceiveKeys : null;
-        if (_handshake.ReceivedServerPacket || Array.IndexOf(_availableVersions, header.Version) < 0 || !AreCompatible(Version, header.Version)) return null;
+        if (IsServer) return header.Version == _versions.Original ? _versions.OriginalInitialReceiveKeys : null;
+        if (_handshake.ReceivedServerPacket || Array.IndexOf(_versions.Available, header.Version) < 0 || !AreCompatible(Version, header.Version)) return null;
         Version = header.Version;
         InstallInitialKeys(_retrySourceId ?? _originalDestinationId);
         // 0-RTT went in the old version, which the server no longer reads: its data goes again in 1-RTT.
@@ -72,7 +72,7 @@ internal sealed partial class Connection
         }
         if (IsServer)
         {
-            if (peer.ChosenVersion != _originalVersion)
+            if (peer.ChosenVersion != _versions.Original)
             {
                 reason = "the client's Chosen Version is not the version of its first Initial";
                 return TransportErrorCode.VersionNegotiationError;

@@ -4,7 +4,6 @@ using System.Net.Quic.Managed.Diagnostics;
 using System.Net.Quic.Managed.Ids;
 using System.Net.Quic.Managed.Recovery;
 using System.Net.Quic.Managed.Streams;
-using System.Net.Quic.Managed.Tls;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Core;
@@ -29,7 +28,6 @@ internal sealed partial class Connection : IDisposable
     private readonly IRandomSource _random;
     private readonly PacketSpaceState[] _spaces = new PacketSpaceState[3];
     private readonly RecoveryController<SentPacketMeta> _recovery;
-    private readonly Pacer _pacer;
     private readonly StreamTable _streams;
     private readonly SentFrameListPool _framePool = new();
     private readonly LocalConnectionIdSet _localIds;
@@ -37,14 +35,16 @@ internal sealed partial class Connection : IDisposable
     private readonly Queue<ConnectionEvent> _events = new();
     private readonly HashSet<long> _readablePending = new();
     private readonly HashSet<long> _writablePending = new();
-    private readonly Queue<ulong> _pathResponses = new();
     private readonly TransportParameters _localParameters;
+    private readonly PathState _path = new();
+    private readonly DatagramState _datagrams = new();
+    private readonly EarlyDataState _earlyData = new();
+    private readonly VersionState _versions = new();
+    private readonly TraceState _trace = new();
 
-    private AntiAmplificationLimit _amplification;
     private IdleTimeout _idle;
     private CloseState _close;
     private HandshakeState _handshake;
-    private NetworkAddress _remote;
     private ConnectionId _originalDestinationId;
     private readonly ConnectionId _initialSourceId;
     private ConnectionId _peerInitialSourceId;
@@ -55,11 +55,7 @@ internal sealed partial class Connection : IDisposable
     private long _handshakeDeadlineUs;
     private readonly long _startTimeUs;
     private int _peerAckDelayExponent = (int)TransportParameters.DefaultAckDelayExponent;
-    private int _maxDatagramSize;
-    private long _pacingBlockedUntilUs = long.MaxValue;
     private long _currentReceivePhaseFirstPacket;
-    private long _lastReportedRttUs;
-    private long _lastReportedCwnd;
     private bool _disposed;
 
     private Connection(ConnectionOptions options, ICryptoHandshake tls, bool isServer, in NetworkAddress remote, long nowUs,
@@ -70,16 +66,16 @@ internal sealed partial class Connection : IDisposable
         _random = options.Random;
         IsServer = isServer;
         Version = options.Version;
-        _remote = remote;
+        _path.Remote = remote;
         _startTimeUs = nowUs;
         for (int i = 0; i < _spaces.Length; i++) _spaces[i] = new PacketSpaceState((PacketNumberSpace)i, options.MaxAckDelayUs);
 
-        _maxDatagramSize = Math.Clamp(options.MaxDatagramSize, MinInitialDatagramSize, 1452);
-        ICongestionController cc = CreateCongestionController(options, _maxDatagramSize);
+        _path.MaxDatagramSize = Math.Clamp(options.MaxDatagramSize, MinInitialDatagramSize, 1452);
+        ICongestionController cc = CreateCongestionController(options, _path.MaxDatagramSize);
         _recovery = new RecoveryController<SentPacketMeta>(isServer, cc);
-        _pacer = new Pacer(_maxDatagramSize, rateSource: cc as IRateSamplingCongestionController);
-        _ecn = new EcnValidator(options.EnableEcn);
-        _pmtu = new PathMtuDiscovery(_maxDatagramSize, options.MaxPathDatagramSize);
+        _path.Pacer = new Pacer(_path.MaxDatagramSize, rateSource: cc as IRateSamplingCongestionController);
+        _path.Ecn = new EcnValidator(options.EnableEcn);
+        _path.Pmtu = new PathMtuDiscovery(_path.MaxDatagramSize, options.MaxPathDatagramSize);
         _streams = new StreamTable(isServer, options.Streams);
         _idle = new IdleTimeout(options.IdleTimeoutUs, nowUs);
         _handshakeDeadlineUs = options.HandshakeTimeoutUs == long.MaxValue ? long.MaxValue : nowUs + options.HandshakeTimeoutUs;
@@ -100,7 +96,7 @@ internal sealed partial class Connection : IDisposable
         StatelessResetTokenGenerator? resetTokens = null)
     {
         var connection = new Connection(options, tls, isServer: false, remote, nowUs, resetTokens);
-        connection._originalVersion = connection.Version;
+        connection._versions.Original = connection.Version;
         connection.SetVersionInformation(options.AvailableVersions);
         connection.StartClient(nowUs);
         return connection;
@@ -134,7 +130,7 @@ internal sealed partial class Connection : IDisposable
 
     public uint Version { get; private set; }
 
-    public NetworkAddress RemoteAddress => _remote;
+    public NetworkAddress RemoteAddress => _path.Remote;
 
     /// <summary>The ID we put in long headers (sequence 0 of our IDs).</summary>
     public ConnectionId InitialSourceId => _initialSourceId;
@@ -177,30 +173,20 @@ internal sealed partial class Connection : IDisposable
     /// </summary>
     public IConnectionTracer? Tracer
     {
-        get => _tracer;
+        get => _trace.Tracer;
         set
         {
-            _tracer = value;
-            _tracedFrameTypes = value is null ? null : new List<ulong>();
+            _trace.Tracer = value;
+            _trace.FrameTypes = value is null ? null : new List<ulong>();
         }
     }
 
-    private IConnectionTracer? _tracer;
-    private List<ulong>? _tracedFrameTypes;
 
     // State of the concerns that live in the other Connection.*.cs files, declared here so that the whole state of a
     // connection reads in one place (issue 19).
     // EarlyData
-    private readonly Queue<TlsSessionTicket> _sessionTickets = new();
-    private TransportParameters? _rememberedParameters;
-    private long _largestZeroRttPacket = -1;
-    private long _firstFlightHoldUntilUs;
     // Frames
-    private int _earlyCryptoRetransmissions;
     // Paths
-    private PathValidator? _pathValidator;
-    private NetworkAddress _previousRemote;
-    private bool _pathChallengePending;
     private bool _pathFrameInPacket;       // the packet being built carries PATH_CHALLENGE or PATH_RESPONSE (padded, §8.2)
     private int _receivingDatagramLength;  // the datagram being processed (counted for a new path's amplification limit)
     private ConnectionId _currentPacketDestination;
@@ -213,30 +199,11 @@ internal sealed partial class Connection : IDisposable
     // Tokens
     private byte[]? _pendingNewTokenInFlight;
     // Tracing
-    private long _lastEventUs;
-    private string? _eventConnectionId;
     // Datagrams
-    private readonly Queue<(long Id, byte[] Data)> _datagramsToSend = new();
-    private readonly Queue<byte[]> _datagramsReceived = new();
-    private readonly Queue<DatagramOutcome> _datagramOutcomes = new();
-    private long _nextDatagramId;
-    private bool _datagramsFirst;
-    private bool _datagramReceivedEventPending;
-    private bool _datagramOutcomeEventPending;
     // Grease
-    private ulong _greaseBits;
-    private int _greaseBitsLeft;
     // Versions
-    private uint _originalVersion;
-    private uint[] _availableVersions = Array.Empty<uint>();
-    private PacketProtectionKeys? _originalVersionInitialReceiveKeys;
     // Ecn
-    private readonly EcnValidator _ecn;
-    private EcnCodepoint _receiveEcn;
-    private bool _sendingEcnMarked;
-    private long _ackedEcnMarked;
     // Mtu
-    private readonly PathMtuDiscovery _pmtu;
 
     /// <summary>The Destination Connection ID of the client's first Initial (names qlog files).</summary>
     public ConnectionId OriginalDestinationId => _originalDestinationId;
@@ -314,10 +281,10 @@ internal sealed partial class Connection : IDisposable
         if (_disposed) return;
         _disposed = true;
         foreach (PacketSpaceState space in _spaces) space.Dispose();
-        _originalVersionInitialReceiveKeys?.Dispose();
+        _versions.OriginalInitialReceiveKeys?.Dispose();
         _tls.Dispose();
-        _tracer?.Dispose();
-        QuicTelemetryCounters.RemovePathSample(_lastReportedRttUs, _lastReportedCwnd);
+        _trace.Tracer?.Dispose();
+        QuicTelemetryCounters.RemovePathSample(_trace.LastReportedRttUs, _trace.LastReportedCwnd);
         QuicTelemetryCounters.ConnectionEnded();
     }
 }
