@@ -269,7 +269,7 @@ internal sealed class DatagramFormatter : IDisposable
         OpenResult result;
         if (connection != null)
         {
-            result = TryOpen(packet, pnOffset, connection, level, sender);
+            result = TryOpen(packet, pnOffset, connection, level, sender, header.Version);
             if (result.Error == null || result.Error.StartsWith("(no keys", StringComparison.Ordinal))
             {
                 LearnCids(connection, sender, header);
@@ -300,7 +300,7 @@ internal sealed class DatagramFormatter : IDisposable
             for (int s = 0; s < 2; s++)
             {
                 if (_connections[i] == connection && (Sender)s == sender) continue;
-                OpenResult trial = TryOpen(packet, pnOffset, _connections[i], level, (Sender)s);
+                OpenResult trial = TryOpen(packet, pnOffset, _connections[i], level, (Sender)s, header.Version);
                 if (trial.Error == null)
                 {
                     connection = _connections[i];
@@ -329,7 +329,7 @@ internal sealed class DatagramFormatter : IDisposable
         result = default;
         if (originalDcid.Length > ConnectionIdLimits.MaxLength) return false;
         var candidate = new DumpConnection(_connectionNumber + 1, header.Version, originalDcid);
-        OpenResult trial = TryOpen(packet, header.PacketNumberOffset, candidate, KeyLevel.Initial, sender);
+        OpenResult trial = TryOpen(packet, header.PacketNumberOffset, candidate, KeyLevel.Initial, sender, header.Version);
         if (trial.Error != null)
         {
             candidate.Dispose();
@@ -407,7 +407,7 @@ internal sealed class DatagramFormatter : IDisposable
         packetOutput.WriteLine($"  [{number}] offset={offset} 1-RTT DCID={HexText.Of(header.DestinationConnectionId)} len={packet.Length} spin={spin}");
 
         OpenResult result = connection != null
-            ? TryOpen(packet, header.PacketNumberOffset, connection, KeyLevel.OneRtt, sender)
+            ? TryOpen(packet, header.PacketNumberOffset, connection, KeyLevel.OneRtt, sender, connection.Version)
             : OpenResult.Failed("(no keys: connection unknown)");
         if (result.Error != null)
         {
@@ -415,7 +415,7 @@ internal sealed class DatagramFormatter : IDisposable
             {
                 for (int s = 0; s < 2; s++)
                 {
-                    OpenResult trial = TryOpen(packet, header.PacketNumberOffset, _connections[i], KeyLevel.OneRtt, (Sender)s);
+                    OpenResult trial = TryOpen(packet, header.PacketNumberOffset, _connections[i], KeyLevel.OneRtt, (Sender)s, _connections[i].Version);
                     if (trial.Error == null)
                     {
                         connection = _connections[i];
@@ -460,10 +460,11 @@ internal sealed class DatagramFormatter : IDisposable
     }
 
     /// <summary>Removes header protection and decrypts a copy of the packet. RFC 9001 §5.3, §5.4; packet numbers are
-    /// decoded against the largest seen in the space (RFC 9000 Appendix A.3).</summary>
-    private OpenResult TryOpen(ReadOnlySpan<byte> packet, int pnOffset, DumpConnection connection, KeyLevel level, Sender sender)
+    /// decoded against the largest seen in the space (RFC 9000 Appendix A.3). A server's long-header packet that opens
+    /// settles the connection's version (RFC 9368: the server answers in the version it chose).</summary>
+    private OpenResult TryOpen(ReadOnlySpan<byte> packet, int pnOffset, DumpConnection connection, KeyLevel level, Sender sender, uint version)
     {
-        PacketProtectionKeys? keys = connection.Keys(level, sender, _keyLog);
+        PacketProtectionKeys? keys = connection.Keys(level, sender, _keyLog, version);
         if (keys == null)
         {
             return OpenResult.Failed(level == KeyLevel.Initial ? "(no keys)" : $"(no keys: {level} secrets for this connection are not in the key log)");
@@ -489,6 +490,7 @@ internal sealed class DatagramFormatter : IDisposable
         }
 
         connection.RecordPacketNumber(level, sender, packetNumber);
+        if (level != KeyLevel.OneRtt && sender == Sender.Server) connection.Version = version;
         if (level == KeyLevel.OneRtt)
         {
             connection.ConfirmOneRttPhase(sender, PacketFirstByte.GetKeyPhase(copy[0]));
