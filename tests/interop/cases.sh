@@ -1,6 +1,6 @@
 # Sourced by run.sh: the body of one interop case (runs inside its own network namespace when run.sh could make one).
 # Inputs from run.sh's environment: INTEROP_ART, INTEROP_WWW, INTEROP_CERTS, INTEROP_EP_DLL, INTEROP_NETNS,
-# GTLSSERVER, GTLSCLIENT, QGO_SERVER, QGO_CLIENT, QGO_INTEROP_CLIENT, QGO_INTEROP_SERVER.
+# GTLSSERVER, GTLSCLIENT, QGO_SERVER, QGO_CLIENT, QGO_INTEROP_CLIENT, QGO_INTEROP_SERVER, QUICHE_BINDING, QUICHE_NODE.
 # Writes exactly one line to $cdir/result; run.sh prints it.
 
 ngtcp2_chacha_only="NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+CHACHA20-POLY1305"
@@ -122,6 +122,36 @@ qgo_client() { # testcase target-port files... -> exit code
   for f in "$@"; do reqs="$reqs https://127.0.0.1:$tport/$f"; done
   env TESTCASE="$tc" REQUESTS="${reqs# }" DOWNLOADS="$dl" SSLKEYLOGFILE="$cdir/peer.keys" \
     timeout -k 3 "$client_timeout" "$QGO_INTEROP_CLIENT" >> "$cdir/peer-client.log" 2>&1
+}
+quiche_hq="$(dirname "${BASH_SOURCE[0]}")/quiche/quiche-hq.mjs"
+quiche_server() { # testcase
+  start_bg peer-server env ROLE=server TESTCASE="$1" BIND="127.0.0.1:$port" WWW="$INTEROP_WWW" CERTS="$INTEROP_CERTS" \
+    SSLKEYLOGFILE="$cdir/peer.keys" QUICHE_BINDING="$QUICHE_BINDING" "$QUICHE_NODE" "$quiche_hq"
+  server_pid=$bg_pid
+}
+quiche_client() { # testcase target-port files... -> exit code
+  local tc=$1 tport=$2; shift 2
+  local reqs="" f
+  for f in "$@"; do reqs="$reqs https://127.0.0.1:$tport/$f"; done
+  env ROLE=client TESTCASE="$tc" REQUESTS="${reqs# }" DOWNLOADS="$dl" SSLKEYLOGFILE="$cdir/peer.keys" \
+    QUICHE_BINDING="$QUICHE_BINDING" QUICHE_TIMEOUT_SECONDS=$((client_timeout - 5)) \
+    timeout -k 3 "$client_timeout" "$QUICHE_NODE" "$quiche_hq" >> "$cdir/peer-client.log" 2>&1
+}
+# The cases quiche-hq.mjs takes part in, as the TESTCASE it runs (the transfer-like ones are plain transfers for it: our
+# client drives the key update, the relay the loss), or a reason it cannot.
+quiche_testcase() { # runner case direction -> "tc" or "!reason"
+  case "$1" in
+    handshake|transfer|multiplexing|retry) echo "$1" ;;
+    transferloss) echo transfer ;;
+    keyupdate) if [ "$2" = our-client ]; then echo transfer; else echo "!quiche 0.18 never initiates a key update (it answers ours: our-client)"; fi ;;
+    http3) echo "!the binding exports quiche's transport only, not its h3 module" ;;
+    chacha20) echo "!the binding does not expose BoringSSL's cipher suite choice" ;;
+    resumption|zerortt) echo "!quiche-hq.mjs does not keep sessions (Connection.session/setSession) yet" ;;
+    handshakeloss) echo "!quiche-hq.mjs serves one transfer per process run, not the runner's multiconnect" ;;
+    v2) echo "!quiche 0.18 has no QUIC v2" ;;
+    connectionmigration|activemigration|rebind) echo "!quiche-hq.mjs does not follow path changes (no migrate/probePath handling)" ;;
+    *) echo "!not a quiche case" ;;
+  esac
 }
 start_relay() { # options... ; the client then targets $((port + 1))
   start_bg relay python3 "$(dirname "${BASH_SOURCE[0]}")/udp_relay.py" $((port + 1)) "$port" "$@"
@@ -337,6 +367,26 @@ run_one_case() {
         for f in "${farr[@]}"; do our_client "$name" "$alpn" "$tport" "$f"; rc=$?; [ $rc -eq 0 ] || break; done
       else
         our_client "$name" "$alpn" "$tport" "${farr[@]}"; rc=$?
+      fi
+      keys="$cdir/peer.keys"
+      ;;
+    quiche/our-client|quiche/our-server)
+      [ -n "${QUICHE_BINDING:-}" ] && [ -f "$QUICHE_BINDING" ] && [ -x "${QUICHE_NODE:-}" ] || { skip "quiche not installed (artifacts/interop/quiche.err)"; return; }
+      local qtc; qtc=$(quiche_testcase "$name" "$dir")
+      if [ "${qtc:0:1}" = "!" ]; then skip "${qtc:1}"; return; fi
+      if [ "$dir" = our-client ]; then
+        quiche_server "$qtc"
+        wait_udp_port "$port" "$server_pid" || { fail "quiche server did not start: $(log_reason "$cdir/peer-server.log")"; return; }
+        if [ "$name" = transferloss ]; then start_relay --loss 0.02 --seed 7 || { fail "relay did not start"; return; }; tport=$((port + 1)); fi
+        our_client "$name" "" "$tport" "${farr[@]}"; rc=$?
+      else
+        our_server "$name" ""
+        wait_udp_port "$port" "$server_pid" || {
+          if [ -n "$(unsupported_reason "$cdir/our-server.log")" ]; then skip "our server: $(unsupported_reason "$cdir/our-server.log")"
+          else fail "our server did not start: $(log_reason "$cdir/our-server.log")"; fi
+          return; }
+        if [ "$name" = transferloss ]; then start_relay --loss 0.02 --seed 7 || { fail "relay did not start"; return; }; tport=$((port + 1)); fi
+        quiche_client "$qtc" "$tport" "${farr[@]}"; rc=$?
       fi
       keys="$cdir/peer.keys"
       ;;

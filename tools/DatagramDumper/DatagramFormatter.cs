@@ -393,7 +393,12 @@ internal sealed class DatagramFormatter : IDisposable
         if (cidLength < 0 || !ShortHeader.TryParse(packet, cidLength, out ShortHeader header, allowGreasedFixedBit: true))
         {
             bool shownUnknown = _options.CidFilter == null;
-            if (shownUnknown)
+            if (shownUnknown && FindStatelessReset(packet) is { } reset)
+            {
+                output.WriteLine($"  [{number}] offset={offset} Stateless Reset len={packet.Length} (RFC 9000 §10.3: a short header with an unknown DCID)");
+                output.WriteLine($"    {reset}");
+            }
+            else if (shownUnknown)
             {
                 output.WriteLine($"  [{number}] offset={offset} 1-RTT len={packet.Length} spin={spin} DCID=(length unknown: no long header of this connection seen; use --cid-len N)");
                 output.WriteLine($"    (no keys) first bytes {HexText.Prefix(packet, 24)}");
@@ -428,6 +433,13 @@ internal sealed class DatagramFormatter : IDisposable
         }
 
         string who = connection == null ? "" : $"conn={connection.Number} from={(sender == Sender.Client ? "client" : "server")} ";
+        if (result.Error != null && FindStatelessReset(packet) is { } knownReset)
+        {
+            // RFC 9000 §10.3: it looks like a short header packet on purpose; its DCID may even be a known one.
+            packetOutput.WriteLine($"    Stateless Reset, not a 1-RTT packet: {knownReset}");
+            return shown;
+        }
+
         if (result.Error != null)
         {
             string reset = packet.Length >= StatelessReset.MinimumLength && StatelessReset.TryGetTokenCandidate(packet, out ReadOnlySpan<byte> token)
@@ -440,6 +452,22 @@ internal sealed class DatagramFormatter : IDisposable
         packetOutput.WriteLine($"    {who}pn={result.PacketNumber} pn_len={result.PacketNumberLength} key_phase={(PacketFirstByte.GetKeyPhase(result.FirstByte) ? 1 : 0)}{ReservedBitsWarning(result.FirstByte)}");
         FrameFormatter.Format(packetOutput, result.Payload.Span, PacketType.OneRtt, KeyLevel.OneRtt, sender, connection!, _options.FrameFilter);
         return shown;
+    }
+
+    /// <summary>"conn=N from=... token=..." when the datagram ends with a stateless reset token a connection's endpoint
+    /// issued (RFC 9000 §10.3.1: the last 16 bytes), else null.</summary>
+    private string? FindStatelessReset(ReadOnlySpan<byte> packet)
+    {
+        if (!StatelessReset.TryGetTokenCandidate(packet, out ReadOnlySpan<byte> token)) return null;
+        for (int i = _connections.Count - 1; i >= 0; i--)
+        {
+            if (_connections[i].ResetTokenOwner(token) is Sender owner)
+            {
+                return $"conn={_connections[i].Number} from={(owner == Sender.Client ? "client" : "server")} token={HexText.Of(token)} (issued by the {(owner == Sender.Client ? "client" : "server")})";
+            }
+        }
+
+        return null;
     }
 
     private static void FindLongestCidPrefix(ReadOnlySpan<byte> packet, IReadOnlyCollection<string> cids, Sender senderIfMatched, ref int best, ref Sender bestSender)

@@ -11,6 +11,7 @@ internal sealed class DumpConnection : IDisposable
 {
     private readonly HashSet<string> _clientCids = new(StringComparer.Ordinal);
     private readonly HashSet<string> _serverCids = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, Sender> _resetTokens = new(StringComparer.Ordinal);
     private readonly long[] _largestPacketNumber = [-1, -1, -1, -1, -1, -1];
     private readonly CryptoStreamBuffer?[] _cryptoStreams = new CryptoStreamBuffer?[8];
     private readonly PacketProtectionKeys?[] _keys = new PacketProtectionKeys?[8];
@@ -63,6 +64,14 @@ internal sealed class DumpConnection : IDisposable
 
         (owner == Sender.Client ? _clientCids : _serverCids).Add(Convert.ToHexStringLower(cid));
     }
+
+    /// <summary>RFC 9000 §10.3: a stateless reset token <paramref name="owner"/> issued (NEW_CONNECTION_ID, the server's
+    /// stateless_reset_token and preferred_address parameters); <paramref name="owner"/> may end the connection with it.</summary>
+    public void AddResetToken(Sender owner, ReadOnlySpan<byte> token) => _resetTokens[Convert.ToHexStringLower(token)] = owner;
+
+    /// <summary>Who issued this stateless reset token, or null when it is not one of this connection's.</summary>
+    public Sender? ResetTokenOwner(ReadOnlySpan<byte> token) =>
+        _resetTokens.TryGetValue(Convert.ToHexStringLower(token), out Sender owner) ? owner : null;
 
     /// <summary>Who sent a packet with this DCID (the owner's peer), or null when the DCID is not known here.</summary>
     public Sender? SenderForDcid(string dcidHex)

@@ -156,6 +156,7 @@ internal static class FrameFormatter
                 output.WriteLine($"{Indent}NEW_CONNECTION_ID seq={f.SequenceNumber} retire_prior_to={f.RetirePriorTo} cid={HexText.Of(f.ConnectionId)} reset_token={HexText.Of(f.StatelessResetToken)}");
                 // RFC 9000 §5.1.1: the issuer will receive packets addressed to this ID.
                 connection.AddCid(sender, f.ConnectionId);
+                connection.AddResetToken(sender, f.StatelessResetToken);
                 return null;
             }
             case FrameType.RetireConnectionId:

@@ -1,0 +1,122 @@
+using System.Net.Sockets;
+
+namespace System.Net.Quic.Managed.Tests.Dumper.Sequences;
+
+/// <summary>
+/// A UDP relay on loopback between a client and a server that records every datagram it forwards, as a capture on the
+/// wire between them would: the client talks to <see cref="EndPoint"/>, the server sees the relay. Each client address
+/// gets its own upstream socket (a NAT mapping), so a client that migrates or rebinds reaches the server from a new
+/// address too. <see cref="Server"/> can be changed (a restarted server on another port).
+/// </summary>
+internal sealed class CaptureRelay : IDisposable
+{
+    private readonly Socket _front;
+    private readonly Dictionary<IPEndPoint, Socket> _upstreams = new();
+    private readonly CaptureFile _capture;
+    private readonly CancellationTokenSource _stop = new();
+
+    public CaptureRelay(IPEndPoint server, CaptureFile capture)
+    {
+        Server = server;
+        _capture = capture;
+        _front = Bind();
+        EndPoint = (IPEndPoint)_front.LocalEndPoint!;
+        _ = Task.Run(FrontLoop);
+    }
+
+    public IPEndPoint EndPoint { get; }
+
+    public IPEndPoint Server { get; set; }
+
+    /// <summary>Client addresses seen so far.</summary>
+    public int ClientAddresses
+    {
+        get
+        {
+            lock (_upstreams) return _upstreams.Count;
+        }
+    }
+
+    private static Socket Bind()
+    {
+        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp) { ReceiveBufferSize = 4 << 20, SendBufferSize = 4 << 20 };
+        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        return socket;
+    }
+
+    private async Task FrontLoop()
+    {
+        byte[] buffer = new byte[65536];
+        while (!_stop.IsCancellationRequested)
+        {
+            SocketReceiveFromResult r;
+            try
+            {
+                r = await _front.ReceiveFromAsync(buffer, SocketFlags.None, new IPEndPoint(IPAddress.Any, 0), _stop.Token);
+            }
+            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
+            {
+                if (_stop.IsCancellationRequested || e is not SocketException) return;
+                continue; // ICMP port unreachable from a client that went away
+            }
+
+            var client = (IPEndPoint)r.RemoteEndPoint;
+            Socket upstream;
+            lock (_upstreams)
+            {
+                if (!_upstreams.TryGetValue(client, out upstream!))
+                {
+                    upstream = Bind();
+                    _upstreams.Add(client, upstream);
+                    _ = Task.Run(() => UpstreamLoop(client, upstream));
+                }
+            }
+
+            _capture.Add(client, EndPoint, buffer.AsSpan(0, r.ReceivedBytes));
+            try
+            {
+                upstream.SendTo(buffer.AsSpan(0, r.ReceivedBytes), Server);
+            }
+            catch (SocketException)
+            {
+            }
+        }
+    }
+
+    private async Task UpstreamLoop(IPEndPoint client, Socket upstream)
+    {
+        byte[] buffer = new byte[65536];
+        while (!_stop.IsCancellationRequested)
+        {
+            SocketReceiveFromResult r;
+            try
+            {
+                r = await upstream.ReceiveFromAsync(buffer, SocketFlags.None, new IPEndPoint(IPAddress.Any, 0), _stop.Token);
+            }
+            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
+            {
+                if (_stop.IsCancellationRequested || e is not SocketException) return;
+                continue;
+            }
+
+            _capture.Add(EndPoint, client, buffer.AsSpan(0, r.ReceivedBytes));
+            try
+            {
+                _front.SendTo(buffer.AsSpan(0, r.ReceivedBytes), client);
+            }
+            catch (SocketException)
+            {
+            }
+        }
+    }
+
+    public void Dispose()
+    {
+        _stop.Cancel();
+        _front.Dispose();
+        lock (_upstreams)
+        {
+            foreach (Socket s in _upstreams.Values) s.Dispose();
+        }
+    }
+}
