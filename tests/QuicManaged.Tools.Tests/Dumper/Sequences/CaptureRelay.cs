@@ -28,6 +28,10 @@ internal sealed class CaptureRelay : IDisposable
 
     public IPEndPoint Server { get; set; }
 
+    /// <summary>Holds each server datagram this long before passing it on (recorded when passed on): a longer round trip,
+    /// e.g. so a client's first flight is out, 0-RTT included, before the server's answer arrives.</summary>
+    public TimeSpan ServerDelay { get; set; }
+
     /// <summary>Client addresses seen so far.</summary>
     public int ClientAddresses
     {
@@ -99,14 +103,27 @@ internal sealed class CaptureRelay : IDisposable
                 continue;
             }
 
-            _capture.Add(EndPoint, client, buffer.AsSpan(0, r.ReceivedBytes));
-            try
+            if (ServerDelay > TimeSpan.Zero)
             {
-                _front.SendTo(buffer.AsSpan(0, r.ReceivedBytes), client);
+                byte[] held = buffer.AsSpan(0, r.ReceivedBytes).ToArray();
+                _ = Task.Delay(ServerDelay).ContinueWith(_ => PassOn(client, held), TaskScheduler.Default);
+                continue;
             }
-            catch (SocketException)
-            {
-            }
+
+            PassOn(client, buffer.AsSpan(0, r.ReceivedBytes));
+        }
+    }
+
+    private void PassOn(IPEndPoint client, ReadOnlySpan<byte> datagram)
+    {
+        if (_stop.IsCancellationRequested) return;
+        _capture.Add(EndPoint, client, datagram);
+        try
+        {
+            _front.SendTo(datagram, client);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
         }
     }
 

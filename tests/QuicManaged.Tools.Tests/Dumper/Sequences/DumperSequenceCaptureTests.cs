@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Net.Security;
 using System.Net.Sockets;
 using System.Security.Cryptography;
@@ -353,6 +354,9 @@ public sealed class DumperSequenceCaptureTests : IDisposable
                 relay.Server = server.Listener.LocalEndPoint;
             }
 
+            // A 30 ms round trip: the request leaves in 0-RTT before the server's first flight arrives (on bare
+            // loopback the handshake may be done before the stream is written).
+            relay.ServerDelay = TimeSpan.FromMilliseconds(30);
             QuicConnection second = await QuicConnection.ConnectAsync(Options(), QuicProvider.Managed, ct);
             await EchoAsync(second, 3_000, ct);
             await second.WaitForHandshakeAsync(ct);
@@ -364,7 +368,13 @@ public sealed class DumperSequenceCaptureTests : IDisposable
         DecodedCapture d = Decode(accepted ? "zerortt-accepted" : "zerortt-rejected", _ourKeys);
         d.AssertComplete(connections: 2);
         List<string> second0Rtt = d.Connections[2];
-        d.Check(d.Count("] offset=") > 0 && d.Lines.Any(l => l.Contains(" 0-RTT version=v1", StringComparison.Ordinal)), "no 0-RTT packet");
+        int zeroRttStream = 0;
+        for (int i = 0; i + 2 < d.Lines.Length; i++)
+        {
+            if (d.Lines[i].Contains(" 0-RTT version=v1", StringComparison.Ordinal) && d.Lines[i + 2].Contains("STREAM id=0 ", StringComparison.Ordinal)) zeroRttStream++;
+        }
+
+        d.Check(zeroRttStream > 0, "no 0-RTT packet carrying the request's STREAM frame");
         d.Check(second0Rtt.Exists(l => l.Contains("extension early_data", StringComparison.Ordinal)), "the second ClientHello offers no early_data");
         int earlyDataLines = second0Rtt.FindAll(l => l.Contains("extension early_data", StringComparison.Ordinal)).Count;
         d.Check(accepted ? earlyDataLines >= 2 : earlyDataLines == 1,
@@ -438,6 +448,62 @@ public sealed class DumperSequenceCaptureTests : IDisposable
         }
 
         d.Check(clientInitialsWithCrypto >= 2, $"the ClientHello came in {clientInitialsWithCrypto} CRYPTO frame(s)");
+    }
+
+    // --- HelloRetryRequest ---------------------------------------------------------------------------------------------
+
+    /// <summary>
+    /// RFC 8446 §4.1.4: ngtcp2's client (GnuTLS), told to prefer secp521r1, sends its only key share in that group,
+    /// which our server does not support: it answers with a HelloRetryRequest for secp256r1 and the client sends a
+    /// second ClientHello further along the same Initial CRYPTO stream. Our server closes once the handshake is done
+    /// (gtlsclient speaks HTTP/3 only). Decoded with GnuTLS's key log.
+    /// </summary>
+    [SkippableFact]
+    public async Task HelloRetryRequestToNgtcp2ClientDecodes()
+    {
+        string? gtlsclient = new[] { "/usr/bin/gtlsclient", "/usr/local/bin/gtlsclient" }.FirstOrDefault(File.Exists);
+        Skip.If(gtlsclient == null, "ngtcp2's gtlsclient is not installed (Debian ngtcp2-client, installed by /work/shared/interop/peers.sh)");
+        QuicListenerOptions options = ListenerOptions(IPAddress.Loopback, "h3");
+        await using QuicListener listener = await QuicListener.ListenAsync(options, QuicProvider.Managed, CancellationToken.None);
+        using var relay = new CaptureRelay(listener.LocalEndPoint, _capture);
+        CancellationToken ct = Timeout();
+        Task serve = Task.Run(async () =>
+        {
+            await using QuicConnection connection = await listener.AcceptConnectionAsync(ct);
+            await Task.Delay(200, ct);
+            await connection.CloseAsync(0x100, ct); // H3_NO_ERROR
+            await Task.Delay(100, ct);
+        }, ct);
+        var info = new ProcessStartInfo(gtlsclient!)
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        foreach (string arg in new[]
+                 {
+                     "-q", "--exit-on-all-streams-close", "--timeout=5s", "--groups=-GROUP-ALL:+GROUP-SECP521R1:+GROUP-SECP256R1",
+                     "127.0.0.1", relay.EndPoint.Port.ToString(Globalization.CultureInfo.InvariantCulture), $"https://127.0.0.1:{relay.EndPoint.Port}/",
+                 })
+        {
+            info.ArgumentList.Add(arg);
+        }
+
+        info.Environment["SSLKEYLOGFILE"] = _peerKeys;
+        using (var client = Process.Start(info)!)
+        {
+            Task<string> stdout = client.StandardOutput.ReadToEndAsync(ct);
+            Task<string> stderr = client.StandardError.ReadToEndAsync(ct);
+            await serve;
+            await client.WaitForExitAsync(ct);
+            await Task.WhenAll(stdout, stderr);
+        }
+
+        DecodedCapture d = Decode("hello-retry-request-ngtcp2-client", _peerKeys);
+        d.AssertComplete(connections: 1);
+        d.Check(d.Count("(HelloRetryRequest)") == 1, "no HelloRetryRequest");
+        d.Check(d.Count("TLS ClientHello") == 2, "the second ClientHello is not shown");
+        d.Check(d.Lines.Any(l => l.Contains("key_share", StringComparison.Ordinal) && l.Contains("secp521r1", StringComparison.Ordinal)), "the first ClientHello's key share is not secp521r1");
     }
 
     // --- migration ----------------------------------------------------------------------------------------------------
