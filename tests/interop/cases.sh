@@ -271,6 +271,19 @@ tshark_decrypt_checks() {
   [ "$undecrypted" -eq 0 ] || echo "$undecrypted of $total QUIC frames not decrypted with the key log"
 }
 
+# Every case's capture through our DatagramDumper with the key logs of both ends: every packet decrypted and every frame
+# parsed (namespaced runs only: elsewhere UDP GSO may leave several datagrams in one captured frame). Prints "" or a reason.
+dumper_checks() {
+  [ "${INTEROP_NETNS:-0}" = 1 ] && [ -s "$cdir/trace.pcapng" ] && [ -f "${INTEROP_DUMPER_DLL:-}" ] || return 0
+  cat "$cdir/peer.keys" "$cdir/our.keys" > "$cdir/both.keys" 2>/dev/null
+  if ! dotnet "$INTEROP_DUMPER_DLL" --pcap "$cdir/trace.pcapng" --keylog "$cdir/both.keys" > "$cdir/dumper.txt" 2> "$cdir/dumper.err"; then
+    echo "DatagramDumper failed on the capture: $(head -c 200 "$cdir/dumper.err")"; return
+  fi
+  local bad
+  bad=$(grep -E "no keys|decryption failed|error:|internal error|length unknown|undecoded|INVALID" "$cdir/dumper.txt" | head -n 1 | sed 's/^ *//')
+  [ -z "$bad" ] || echo "DatagramDumper could not decode all of the capture ($(grep -cE "no keys|decryption failed|error:|internal error|length unknown|undecoded|INVALID" "$cdir/dumper.txt") lines, artifacts dumper.txt), first: ${bad:0:160}"
+}
+
 # --- one case -----------------------------------------------------------------------------------------------------------
 run_one_case() {
   peer=$1 dir=$2 name=$3 port=$4
@@ -441,6 +454,8 @@ run_one_case() {
     [ -z "$problem" ] || { fail "$problem"; return; }
     pass; return
   fi
+  problem=$(dumper_checks)
+  [ -z "$problem" ] || { fail "$problem"; return; }
   if command -v tshark >/dev/null 2>&1; then
     problem=$(capture_checks "$keys")
     [ -z "$problem" ] || { fail "$problem"; return; }

@@ -156,6 +156,12 @@ if [ "$build" = 1 ]; then
 fi
 if [ ! -f "$ep_dll" ]; then fail_all FAIL "InteropEndpoint not built ($ep_dll)"; exit 0; fi
 export INTEROP_EP_DLL="$ep_dll"
+# DatagramDumper decodes every case's capture (cases.sh dumper_checks); without it that check is left out.
+dumper_dir="$root/tools/DatagramDumper"
+if [ "$build" = 1 ]; then
+  (cd "$dumper_dir" && DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 dotnet build -c Release -nologo -clp:ErrorsOnly) >> "$art/build.log" 2>&1 || true
+fi
+export INTEROP_DUMPER_DLL="$dumper_dir/bin/Release/net10.0/DatagramDumper.dll"
 
 # --- namespaces -------------------------------------------------------------------------------------------------------
 use_netns=0

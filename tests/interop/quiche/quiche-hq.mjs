@@ -182,12 +182,15 @@ function runServer() {
       const keys = [scid.toString('hex'), dcid.toString('hex')];
       for (const k of keys) conns.set(k, c);
       const requests = new Map(); // stream id -> request bytes so far
+      const answered = new Set(); // streams whose request line was read (a FIN may still follow on its own)
       c.onEvent = () => c.readStreams((id, data, fin) => {
+        if (answered.has(id)) return;
         const sofar = Buffer.concat([requests.get(id) ?? Buffer.alloc(0), data]);
         requests.set(id, sofar);
         const text = sofar.toString('latin1');
         if (!fin && !text.includes('\n')) return;
         requests.delete(id);
+        answered.add(id);
         const m = /^GET\s+(\S+)/.exec(text);
         const file = m ? path.join(env.WWW, path.normalize(decodeURIComponent(m[1])).replace(/^(\.\.[/\\])+/, '')) : null;
         let body = Buffer.alloc(0);
