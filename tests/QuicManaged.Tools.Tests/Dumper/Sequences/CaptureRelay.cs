@@ -48,7 +48,9 @@ internal sealed class CaptureRelay : IDisposable
         return socket;
     }
 
-    private async Task FrontLoop()
+    /// <summary>Receives on <paramref name="socket"/> until disposal; a SocketException (an ICMP port unreachable
+    /// from an end that went away) does not stop it.</summary>
+    private async Task ReceiveLoop(Socket socket, Action<IPEndPoint, byte[], int> onDatagram)
     {
         byte[] buffer = new byte[65536];
         while (!_stop.IsCancellationRequested)
@@ -56,62 +58,52 @@ internal sealed class CaptureRelay : IDisposable
             SocketReceiveFromResult r;
             try
             {
-                r = await _front.ReceiveFromAsync(buffer, SocketFlags.None, new IPEndPoint(IPAddress.Any, 0), _stop.Token);
+                r = await socket.ReceiveFromAsync(buffer, SocketFlags.None, new IPEndPoint(IPAddress.Any, 0), _stop.Token);
             }
             catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
             {
                 if (_stop.IsCancellationRequested || e is not SocketException) return;
-                continue; // ICMP port unreachable from a client that went away
+                continue;
             }
 
-            var client = (IPEndPoint)r.RemoteEndPoint;
-            Socket upstream;
-            lock (_upstreams)
-            {
-                if (!_upstreams.TryGetValue(client, out upstream!))
-                {
-                    upstream = Bind();
-                    _upstreams.Add(client, upstream);
-                    _ = Task.Run(() => UpstreamLoop(client, upstream));
-                }
-            }
-
-            _capture.Add(client, EndPoint, buffer.AsSpan(0, r.ReceivedBytes));
-            try
-            {
-                upstream.SendTo(buffer.AsSpan(0, r.ReceivedBytes), Server);
-            }
-            catch (SocketException)
-            {
-            }
+            onDatagram((IPEndPoint)r.RemoteEndPoint, buffer, r.ReceivedBytes);
         }
     }
 
-    private async Task UpstreamLoop(IPEndPoint client, Socket upstream)
+    private Task FrontLoop() => ReceiveLoop(_front, (client, buffer, length) =>
     {
-        byte[] buffer = new byte[65536];
-        while (!_stop.IsCancellationRequested)
+        Socket? upstream;
+        lock (_upstreams)
         {
-            SocketReceiveFromResult r;
-            try
+            if (!_upstreams.TryGetValue(client, out upstream))
             {
-                r = await upstream.ReceiveFromAsync(buffer, SocketFlags.None, new IPEndPoint(IPAddress.Any, 0), _stop.Token);
+                upstream = Bind();
+                _upstreams.Add(client, upstream);
+                Socket bound = upstream;
+                _ = Task.Run(() => ReceiveLoop(bound, (_, b, n) => FromServer(client, b, n)));
             }
-            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
-            {
-                if (_stop.IsCancellationRequested || e is not SocketException) return;
-                continue;
-            }
-
-            if (ServerDelay > TimeSpan.Zero)
-            {
-                byte[] held = buffer.AsSpan(0, r.ReceivedBytes).ToArray();
-                _ = Task.Delay(ServerDelay).ContinueWith(_ => PassOn(client, held), TaskScheduler.Default);
-                continue;
-            }
-
-            PassOn(client, buffer.AsSpan(0, r.ReceivedBytes));
         }
+
+        _capture.Add(client, EndPoint, buffer.AsSpan(0, length));
+        try
+        {
+            upstream.SendTo(buffer.AsSpan(0, length), Server);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+        }
+    });
+
+    private void FromServer(IPEndPoint client, byte[] buffer, int length)
+    {
+        if (ServerDelay > TimeSpan.Zero)
+        {
+            byte[] held = buffer.AsSpan(0, length).ToArray();
+            _ = Task.Delay(ServerDelay).ContinueWith(_ => PassOn(client, held), TaskScheduler.Default);
+            return;
+        }
+
+        PassOn(client, buffer.AsSpan(0, length));
     }
 
     private void PassOn(IPEndPoint client, ReadOnlySpan<byte> datagram)

@@ -169,6 +169,42 @@ public sealed class DumperSequenceCaptureTests : IDisposable
         server.Stop.Dispose();
     }
 
+    /// <summary>A quiche hq-interop server serving <paramref name="files"/>, behind a recording relay.</summary>
+    private async Task<(QuichePeer Server, CaptureRelay Relay)> StartQuicheServerAsync(string testCase, Dictionary<string, byte[]> files)
+    {
+        QuichePeer.SkipIfUnavailable();
+        string dir = QuichePeer.CreateServerDirectory(files);
+        int port = FreeUdpPort();
+        QuichePeer server = await QuichePeer.StartServerAsync(testCase, port, dir, _peerKeys);
+        return (server, new CaptureRelay(new IPEndPoint(IPAddress.Loopback, port), _capture));
+    }
+
+    /// <summary>quiche's hq-interop client downloads every file from our server through a recording relay.</summary>
+    private async Task QuicheClientDownloadsAsync(string testCase, Dictionary<string, byte[]> files, Action<QuicListenerOptions>? configure = null)
+    {
+        QuichePeer.SkipIfUnavailable();
+        var server = await StartOurServerAsync(configure, files: files, alpn: Hq);
+        using (var relay = new CaptureRelay(server.Listener.LocalEndPoint, _capture))
+        {
+            string downloads = Directory.CreateDirectory(Path.Combine(_dir, "dl")).FullName;
+            (int exit, string log) = await QuichePeer.RunClientAsync(testCase, relay.EndPoint, downloads, _peerKeys, files.Keys.ToArray());
+            Assert.True(exit == 0, $"quiche client exit {exit}: {log}");
+            foreach ((string name, byte[] data) in files) AssertSame(data, File.ReadAllBytes(Path.Combine(downloads, name)));
+            await Task.Delay(150);
+        }
+
+        await StopAsync(server);
+    }
+
+    /// <summary>One connection with a Retry whose tag was checked, and the ClientHellos before and after it.</summary>
+    private static void AssertRetryDecoded(DecodedCapture d)
+    {
+        d.AssertComplete(connections: 1);
+        d.Check(d.Count("] offset=0 Retry version=v1") == 1, "no Retry packet");
+        d.Check(d.Count("integrity tag valid") == 1, "the Retry's integrity tag was not checked against the original DCID");
+        d.Check(d.Count("TLS ClientHello") == 2, "the ClientHellos before and after the Retry are not both shown");
+    }
+
     // --- Retry ---------------------------------------------------------------------------------------------------------
 
     /// <summary>
@@ -179,48 +215,27 @@ public sealed class DumperSequenceCaptureTests : IDisposable
     [SkippableFact]
     public async Task RetryFromQuicheServerToOurClientDecodes()
     {
-        QuichePeer.SkipIfUnavailable();
         byte[] file = Payload(200_000);
-        string dir = QuichePeer.CreateServerDirectory(new Dictionary<string, byte[]> { ["f"] = file });
-        int port = FreeUdpPort();
-        using QuichePeer server = await QuichePeer.StartServerAsync("retry", port, dir, _peerKeys);
-        using var relay = new CaptureRelay(new IPEndPoint(IPAddress.Loopback, port), _capture);
-        CancellationToken ct = Timeout();
-        QuicConnection client = await QuicConnection.ConnectAsync(ClientForQuiche(relay.EndPoint), QuicProvider.Managed, ct);
-        AssertSame(file, await HqGetAsync(client, "f", ct));
-        Assert.True(client.GetStatistics().Retried, "quiche's server sent no Retry");
-        await CloseAsync(client);
+        (QuichePeer server, CaptureRelay relay) = await StartQuicheServerAsync("retry", new() { ["f"] = file });
+        using (server)
+        using (relay)
+        {
+            CancellationToken ct = Timeout();
+            QuicConnection client = await QuicConnection.ConnectAsync(ClientForQuiche(relay.EndPoint), QuicProvider.Managed, ct);
+            AssertSame(file, await HqGetAsync(client, "f", ct));
+            Assert.True(client.GetStatistics().Retried, "quiche's server sent no Retry");
+            await CloseAsync(client);
+        }
 
-        DecodedCapture d = Decode("retry-quiche-server", _peerKeys);
-        d.AssertComplete(connections: 1);
-        d.Check(d.Count("] offset=0 Retry version=v1") == 1, "no Retry packet");
-        d.Check(d.Count("integrity tag valid") == 1, "the Retry's integrity tag was not checked against the original DCID");
-        d.Check(d.Count("TLS ClientHello") == 2, "the ClientHellos before and after the Retry are not both shown");
+        AssertRetryDecoded(Decode("retry-quiche-server", _peerKeys));
     }
 
     /// <summary>The same sequence the other way: quiche's client follows our server's Retry (RequireRetry).</summary>
     [SkippableFact]
     public async Task RetryFromOurServerToQuicheClientDecodes()
     {
-        QuichePeer.SkipIfUnavailable();
-        var files = new Dictionary<string, byte[]> { ["a"] = Payload(30_000), ["b"] = Payload(70_000) };
-        var server = await StartOurServerAsync(o => o.RequireRetry = true, files: files, alpn: Hq);
-        using (var relay = new CaptureRelay(server.Listener.LocalEndPoint, _capture))
-        {
-            string downloads = Directory.CreateDirectory(Path.Combine(_dir, "dl")).FullName;
-            (int exit, string log) = await QuichePeer.RunClientAsync("retry", relay.EndPoint, downloads, _peerKeys, "a", "b");
-            Assert.True(exit == 0, $"quiche client exit {exit}: {log}");
-            Assert.Equal(files["a"], File.ReadAllBytes(Path.Combine(downloads, "a")));
-            Assert.Equal(files["b"], File.ReadAllBytes(Path.Combine(downloads, "b")));
-            await Task.Delay(150);
-        }
-
-        await StopAsync(server);
-        DecodedCapture d = Decode("retry-quiche-client", _peerKeys);
-        d.AssertComplete(connections: 1);
-        d.Check(d.Count("] offset=0 Retry version=v1") == 1, "no Retry packet");
-        d.Check(d.Count("integrity tag valid") == 1, "the Retry's integrity tag was not checked");
-        d.Check(d.Count("TLS ClientHello") == 2, "the ClientHellos before and after the Retry are not both shown");
+        await QuicheClientDownloadsAsync("retry", new() { ["a"] = Payload(30_000), ["b"] = Payload(70_000) }, o => o.RequireRetry = true);
+        AssertRetryDecoded(Decode("retry-quiche-client", _peerKeys));
     }
 
     // --- coalesced packets, multiplexed transfer -------------------------------------------------------------------
@@ -232,19 +247,7 @@ public sealed class DumperSequenceCaptureTests : IDisposable
     [SkippableFact]
     public async Task CoalescedPacketsInAQuicheTransferDecode()
     {
-        QuichePeer.SkipIfUnavailable();
-        var files = new Dictionary<string, byte[]> { ["a"] = Payload(5_000), ["b"] = Payload(100_000), ["c"] = Payload(1_000) };
-        var server = await StartOurServerAsync(files: files, alpn: Hq);
-        using (var relay = new CaptureRelay(server.Listener.LocalEndPoint, _capture))
-        {
-            string downloads = Directory.CreateDirectory(Path.Combine(_dir, "dl")).FullName;
-            (int exit, string log) = await QuichePeer.RunClientAsync("multiplexing", relay.EndPoint, downloads, _peerKeys, "a", "b", "c");
-            Assert.True(exit == 0, $"quiche client exit {exit}: {log}");
-            foreach ((string name, byte[] data) in files) Assert.Equal(data, File.ReadAllBytes(Path.Combine(downloads, name)));
-            await Task.Delay(150);
-        }
-
-        await StopAsync(server);
+        await QuicheClientDownloadsAsync("multiplexing", new() { ["a"] = Payload(5_000), ["b"] = Payload(100_000), ["c"] = Payload(1_000) });
         DecodedCapture d = Decode("coalesced-quiche-client", _peerKeys);
         d.AssertComplete(connections: 1);
         int fromClient = 0, fromServer = 0;
@@ -268,20 +271,20 @@ public sealed class DumperSequenceCaptureTests : IDisposable
     [SkippableFact]
     public async Task VersionNegotiationFromQuicheServerDecodes()
     {
-        QuichePeer.SkipIfUnavailable();
         byte[] file = Payload(20_000);
-        string dir = QuichePeer.CreateServerDirectory(new Dictionary<string, byte[]> { ["f"] = file });
-        int port = FreeUdpPort();
-        using QuichePeer server = await QuichePeer.StartServerAsync("transfer", port, dir, _peerKeys);
-        using var relay = new CaptureRelay(new IPEndPoint(IPAddress.Loopback, port), _capture);
-        QuicClientConnectionOptions v2Only = ClientForQuiche(relay.EndPoint);
-        v2Only.ProtocolVersions = [QuicProtocolVersion.Version2];
-        await Assert.ThrowsAnyAsync<Exception>(async () => await QuicConnection.ConnectAsync(v2Only, QuicProvider.Managed, Timeout(10)));
+        (QuichePeer server, CaptureRelay relay) = await StartQuicheServerAsync("transfer", new() { ["f"] = file });
+        using (server)
+        using (relay)
+        {
+            QuicClientConnectionOptions v2Only = ClientForQuiche(relay.EndPoint);
+            v2Only.ProtocolVersions = [QuicProtocolVersion.Version2];
+            await Assert.ThrowsAnyAsync<Exception>(async () => await QuicConnection.ConnectAsync(v2Only, QuicProvider.Managed, Timeout(10)));
 
-        CancellationToken ct = Timeout();
-        QuicConnection client = await QuicConnection.ConnectAsync(ClientForQuiche(relay.EndPoint), QuicProvider.Managed, ct);
-        AssertSame(file, await HqGetAsync(client, "f", ct));
-        await CloseAsync(client);
+            CancellationToken ct = Timeout();
+            QuicConnection client = await QuicConnection.ConnectAsync(ClientForQuiche(relay.EndPoint), QuicProvider.Managed, ct);
+            AssertSame(file, await HqGetAsync(client, "f", ct));
+            await CloseAsync(client);
+        }
 
         // The v2 attempt's secrets are in our key log only (quiche never got that far); its Initial needs none.
         DecodedCapture d = Decode("version-negotiation-quiche-server", _peerKeys);
@@ -331,7 +334,10 @@ public sealed class DumperSequenceCaptureTests : IDisposable
     [InlineData(false)]
     public async Task ZeroRttAcceptedOrRejectedDecodes(bool accepted)
     {
-        var server = await StartOurServerAsync(configureConnection: o => o.EnableEarlyData = true);
+        // The restarted server keeps the stateless reset key (RFC 9000 §10.3.2), as a deployment would: the first
+        // client's late CONNECTION_CLOSE reaches it and is answered with a Stateless Reset the first server's tokens name.
+        byte[] resetKey = RandomNumberGenerator.GetBytes(32);
+        var server = await StartOurServerAsync(o => o.StatelessResetKey = resetKey, o => o.EnableEarlyData = true);
         var store = new QuicSessionTicketStore();
         using (var relay = new CaptureRelay(server.Listener.LocalEndPoint, _capture))
         {
@@ -350,7 +356,7 @@ public sealed class DumperSequenceCaptureTests : IDisposable
             if (!accepted)
             {
                 await StopAsync(server);
-                server = await StartOurServerAsync(configureConnection: o => o.EnableEarlyData = false);
+                server = await StartOurServerAsync(o => o.StatelessResetKey = resetKey, o => o.EnableEarlyData = false);
                 relay.Server = server.Listener.LocalEndPoint;
             }
 
@@ -390,19 +396,18 @@ public sealed class DumperSequenceCaptureTests : IDisposable
     [SkippableFact]
     public async Task KeyUpdateAgainstQuicheServerDecodes()
     {
-        QuichePeer.SkipIfUnavailable();
-        byte[] file = Payload(1 << 20);
-        string dir = QuichePeer.CreateServerDirectory(new Dictionary<string, byte[]> { ["f"] = file, ["g"] = Payload(200_000) });
-        int port = FreeUdpPort();
-        using QuichePeer server = await QuichePeer.StartServerAsync("transfer", port, dir, _peerKeys);
-        using var relay = new CaptureRelay(new IPEndPoint(IPAddress.Loopback, port), _capture);
-        CancellationToken ct = Timeout();
-        QuicConnection client = await QuicConnection.ConnectAsync(ClientForQuiche(relay.EndPoint), QuicProvider.Managed, ct);
-        Assert.Equal(1 << 20, (await HqGetAsync(client, "f", ct)).Length);
-        while (!await client.UpdateKeysAsync(ct)) await Task.Delay(5, ct);
-        Assert.Equal(200_000, (await HqGetAsync(client, "g", ct)).Length);
-        Assert.Equal(1, client.GetStatistics().KeyUpdates);
-        await CloseAsync(client);
+        (QuichePeer server, CaptureRelay relay) = await StartQuicheServerAsync("transfer", new() { ["f"] = Payload(1 << 20), ["g"] = Payload(200_000) });
+        using (server)
+        using (relay)
+        {
+            CancellationToken ct = Timeout();
+            QuicConnection client = await QuicConnection.ConnectAsync(ClientForQuiche(relay.EndPoint), QuicProvider.Managed, ct);
+            Assert.Equal(1 << 20, (await HqGetAsync(client, "f", ct)).Length);
+            while (!await client.UpdateKeysAsync(ct)) await Task.Delay(5, ct);
+            Assert.Equal(200_000, (await HqGetAsync(client, "g", ct)).Length);
+            Assert.Equal(1, client.GetStatistics().KeyUpdates);
+            await CloseAsync(client);
+        }
 
         DecodedCapture d = Decode("keyupdate-quiche-server", _peerKeys);
         d.AssertComplete(connections: 1);
@@ -419,22 +424,22 @@ public sealed class DumperSequenceCaptureTests : IDisposable
     [SkippableFact]
     public async Task ClientHelloSplitOverInitialsToQuicheDecodes()
     {
-        QuichePeer.SkipIfUnavailable();
         byte[] file = Payload(10_000);
-        string dir = QuichePeer.CreateServerDirectory(new Dictionary<string, byte[]> { ["f"] = file });
-        int port = FreeUdpPort();
-        using QuichePeer server = await QuichePeer.StartServerAsync("transfer", port, dir, _peerKeys);
-        using var relay = new CaptureRelay(new IPEndPoint(IPAddress.Loopback, port), _capture);
-        QuicClientConnectionOptions options = ClientForQuiche(relay.EndPoint);
-        var protocols = new List<SslApplicationProtocol>();
-        for (int i = 0; i < 20; i++) protocols.Add(new SslApplicationProtocol($"x-unused-protocol-{i:d2}-" + new string('p', 100)));
-        protocols.Add(new SslApplicationProtocol(Hq));
-        options.ClientAuthenticationOptions.ApplicationProtocols = protocols;
-        CancellationToken ct = Timeout();
-        QuicConnection client = await QuicConnection.ConnectAsync(options, QuicProvider.Managed, ct);
-        Assert.Equal(Hq, client.NegotiatedApplicationProtocol.ToString());
-        AssertSame(file, await HqGetAsync(client, "f", ct));
-        await CloseAsync(client);
+        (QuichePeer server, CaptureRelay relay) = await StartQuicheServerAsync("transfer", new() { ["f"] = file });
+        using (server)
+        using (relay)
+        {
+            QuicClientConnectionOptions options = ClientForQuiche(relay.EndPoint);
+            var protocols = new List<SslApplicationProtocol>();
+            for (int i = 0; i < 20; i++) protocols.Add(new SslApplicationProtocol($"x-unused-protocol-{i:d2}-" + new string('p', 100)));
+            protocols.Add(new SslApplicationProtocol(Hq));
+            options.ClientAuthenticationOptions.ApplicationProtocols = protocols;
+            CancellationToken ct = Timeout();
+            QuicConnection client = await QuicConnection.ConnectAsync(options, QuicProvider.Managed, ct);
+            Assert.Equal(Hq, client.NegotiatedApplicationProtocol.ToString());
+            AssertSame(file, await HqGetAsync(client, "f", ct));
+            await CloseAsync(client);
+        }
 
         DecodedCapture d = Decode("clienthello-split-quiche-server", _peerKeys);
         d.AssertComplete(connections: 1);
