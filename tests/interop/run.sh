@@ -8,7 +8,7 @@
 # usage: tests/interop/run.sh [--ci | --all] [--cases a,b,...] [--peers ngtcp2,quic-go,quiche] [--no-build]
 #   --ci   (default) handshake, transfer, http3, retry, chacha20, keyupdate against ngtcp2 and transfer, multiplexing,
 #          retry against quiche, both directions
-#   --all  every case against both peers, plus tshark-decrypt; writes docs/INTEROP.md
+#   --all  every case against every peer, plus tshark-decrypt; writes docs/INTEROP.md
 # Prints exactly one line per case: "PASS <peer> <direction> <case>", "FAIL ...: <reason>", "SKIP ...: <reason>"
 # (test.sh counts those); harness self-checks (peer against peer) print "NOTE ..." lines and are not results.
 # Each case runs in its own network namespace when possible (unshare -n: private loopback, fixed ports, UDP GSO off so

@@ -12,6 +12,10 @@ internal sealed class DatagramFormatter : IDisposable
 {
     private const int MaxConnections = 64;
 
+    // Packet number windows a capture gap may span before a packet counts as undecryptable (16 x 256 packets for the
+    // one-byte packet numbers busy connections use).
+    private const int MaxPacketNumberWindowsSkipped = 16;
+
     private readonly TextWriter _output;
     private readonly DumpOptions _options;
     private readonly KeyLog? _keyLog;
@@ -234,7 +238,13 @@ internal sealed class DatagramFormatter : IDisposable
             if (RetryIntegrity.Verify(header.Version, _connections[i].OriginalDcid, packet)) verified = _connections[i];
         }
 
-        if (verified != null)
+        if (verified is { FollowedRetry: true })
+        {
+            // RFC 9000 §17.2.5.2: a client accepts at most one Retry; a server that retried a late copy of its first
+            // Initial sends another, which the client ignores: its Initial keys stay those of the first Retry.
+            output.WriteLine($"    conn={verified.Number} integrity tag valid (original DCID {HexText.Of(verified.OriginalDcid)}); ignored by the client, which follows only the first Retry (RFC 9000 §17.2.5.2)");
+        }
+        else if (verified != null)
         {
             output.WriteLine($"    conn={verified.Number} integrity tag valid (original DCID {HexText.Of(verified.OriginalDcid)})");
             verified.AddCid(Sender.Server, header.SourceConnectionId);
@@ -512,9 +522,22 @@ internal sealed class DatagramFormatter : IDisposable
 
         long packetNumber = PacketNumber.Decode(connection.LargestPacketNumber(level, sender), truncated, pnLength);
         int headerLength = pnOffset + pnLength;
-        if (!keys.TryDecrypt(copy, headerLength, (ulong)packetNumber, copy.Length - headerLength, out int plaintextLength))
+        byte[] unprotected = copy.ToArray();
+        int plaintextLength;
+        int gap = 0;
+        // A capture that missed packets (a full capture buffer, a snapshot of one side) can leave the largest packet
+        // number seen more than half a window behind (RFC 9000 Appendix A.3): the packet then decodes one or more
+        // windows later. Only the AEAD tag can tell, so each later window is tried before giving up.
+        while (!keys.TryDecrypt(copy, headerLength, (ulong)packetNumber, copy.Length - headerLength, out plaintextLength))
         {
-            return OpenResult.Failed($"(decryption failed: wrong keys or corrupted packet; pn={packetNumber} if the header was right)");
+            if (++gap > MaxPacketNumberWindowsSkipped)
+            {
+                packetNumber -= MaxPacketNumberWindowsSkipped * (1L << (8 * pnLength));
+                return OpenResult.Failed($"(decryption failed: wrong keys or corrupted packet; pn={packetNumber} if the header was right)");
+            }
+
+            unprotected.CopyTo(copy, 0);
+            packetNumber += 1L << (8 * pnLength);
         }
 
         connection.RecordPacketNumber(level, sender, packetNumber);

@@ -81,12 +81,16 @@ internal sealed class DumpConnection : IDisposable
         return null;
     }
 
+    /// <summary>True once a Retry was applied (<see cref="RekeyInitial"/>): the client follows no other.</summary>
+    public bool FollowedRetry { get; private set; }
+
     /// <summary>RFC 9001 §5.2: after a Retry the client derives Initial keys from the Retry's Source Connection ID.
     /// RFC 9000 §17.2.5.2: it then starts over with a new first flight: its CRYPTO stream restarts at offset 0 with a
     /// new ClientHello (a new TLS random for most stacks), so the Initial reassembly and every secret looked up by
     /// the old random are dropped too.</summary>
     public void RekeyInitial(ReadOnlySpan<byte> retrySourceCid)
     {
+        FollowedRetry = true;
         DisposeInitialKeys();
         _initialCid = retrySourceCid.ToArray();
         _largestPacketNumber[0] = -1;

@@ -18,6 +18,12 @@ internal sealed class CaptureFile
         }
     }
 
+    /// <summary>Forgets <paramref name="count"/> datagrams from <paramref name="index"/> on: a capture that missed them.</summary>
+    public void RemoveRange(int index, int count)
+    {
+        lock (_records) _records.RemoveRange(index, count);
+    }
+
     public void Add(IPEndPoint from, IPEndPoint to, ReadOnlySpan<byte> data)
     {
         byte[] copy = data.ToArray();
