@@ -12,8 +12,8 @@ internal sealed class DatagramFormatter : IDisposable
 {
     private const int MaxConnections = 64;
 
-    // Packet number windows a capture gap may span before a packet counts as undecryptable (16 x 256 packets for the
-    // one-byte packet numbers busy connections use).
+    // Packet number windows a capture gap (or a copy's lag) may span, each way, before a packet counts as undecryptable
+    // (16 x 256 packets for the one-byte packet numbers busy connections use).
     private const int MaxPacketNumberWindowsSkipped = 16;
 
     private readonly TextWriter _output;
@@ -524,20 +524,28 @@ internal sealed class DatagramFormatter : IDisposable
         int headerLength = pnOffset + pnLength;
         byte[] unprotected = copy.ToArray();
         int plaintextLength;
-        int gap = 0;
-        // A capture that missed packets (a full capture buffer, a snapshot of one side) can leave the largest packet
-        // number seen more than half a window behind (RFC 9000 Appendix A.3): the packet then decodes one or more
-        // windows later. Only the AEAD tag can tell, so each later window is tried before giving up.
+        long expected = packetNumber;
+        long window = 1L << (8 * pnLength);
+        int attempt = 0;
+        // A capture that missed packets (a full capture buffer) leaves the largest packet number seen too far behind,
+        // and one that holds a packet twice (both legs of a relay) can show a copy far behind it: with the one-byte
+        // packet numbers of a busy connection the packet is then a few windows later or earlier than RFC 9000
+        // Appendix A.3's guess. Only the AEAD tag can tell: later and earlier windows are tried in turn.
         while (!keys.TryDecrypt(copy, headerLength, (ulong)packetNumber, copy.Length - headerLength, out plaintextLength))
         {
-            if (++gap > MaxPacketNumberWindowsSkipped)
+            do
             {
-                packetNumber -= MaxPacketNumberWindowsSkipped * (1L << (8 * pnLength));
-                return OpenResult.Failed($"(decryption failed: wrong keys or corrupted packet; pn={packetNumber} if the header was right)");
+                if (++attempt > 2 * MaxPacketNumberWindowsSkipped)
+                {
+                    return OpenResult.Failed($"(decryption failed: wrong keys or corrupted packet; pn={expected} if the header was right)");
+                }
+
+                long k = (attempt + 1) / 2;
+                packetNumber = expected + (attempt % 2 == 1 ? k * window : -k * window);
             }
+            while (packetNumber < 0 || packetNumber > PacketNumber.MaxValue);
 
             unprotected.CopyTo(copy, 0);
-            packetNumber += 1L << (8 * pnLength);
         }
 
         connection.RecordPacketNumber(level, sender, packetNumber);

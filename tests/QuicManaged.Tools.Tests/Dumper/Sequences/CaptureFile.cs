@@ -24,6 +24,13 @@ internal sealed class CaptureFile
         lock (_records) _records.RemoveRange(index, count);
     }
 
+    /// <summary>Records <paramref name="count"/> datagrams from <paramref name="index"/> on a second time, later, at
+    /// <paramref name="at"/>: a capture of both legs of a slow relay, whose copies lag the originals.</summary>
+    public void RepeatRange(int index, int count, int at)
+    {
+        lock (_records) _records.InsertRange(at, _records.GetRange(index, count));
+    }
+
     public void Add(IPEndPoint from, IPEndPoint to, ReadOnlySpan<byte> data)
     {
         byte[] copy = data.ToArray();
