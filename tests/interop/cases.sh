@@ -475,41 +475,34 @@ self_check_body() {
   [ "${INTEROP_NETNS:-0}" = 1 ] || port=$((20000 + RANDOM % 20000))
   local problem rc
   note() { echo "NOTE self-check $1" >> "$cdir/notes"; }
+  # One peer-against-peer download of f-5k and f-1m: label, the command that starts the server on $port, the command
+  # that runs the client (it gets the port and the files).
+  pair_check() {
+    local label=$1 server=$2 client=$3
+    $server
+    if wait_udp_port "$port" "$server_pid"; then
+      $client "$port" f-5k f-1m; rc=$?
+      problem=$(check_files f-5k f-1m)
+      if [ $rc -eq 0 ] && [ -z "$problem" ]; then note "$label: ok"; else note "$label: broken (exit $rc; $problem)"; fi
+    else note "$label: server did not start"; fi
+    stop_pid "$server_pid"; rm -rf "${dl:?}"/*
+  }
+  qgo_example_server() { start_bg peer-server "$QGO_SERVER" -bind "127.0.0.1:$port" -www "$INTEROP_WWW"; server_pid=$bg_pid; }
+  gtls_plain_client() { gtls_client "$1" "" "${@:2}"; }
   # 1. gtlsclient (ngtcp2) -> quic-go's example HTTP/3 server (bundled localhost certificate, files from -www).
   if [ -x "${QGO_SERVER:-}" ] && [ -x "${GTLSCLIENT:-}" ]; then
-    start_bg peer-server "$QGO_SERVER" -bind "127.0.0.1:$port" -www "$INTEROP_WWW"; server_pid=$bg_pid
-    if wait_udp_port "$port" "$server_pid"; then
-      gtls_client "$port" "" f-5k f-1m; rc=$?
-      problem=$(check_files f-5k f-1m)
-      if [ $rc -eq 0 ] && [ -z "$problem" ]; then note "ngtcp2-client -> quic-go-example-server h3 transfer: ok"; else note "ngtcp2-client -> quic-go-example-server h3 transfer: broken (exit $rc; $problem)"; fi
-    else note "quic-go example server did not start"; fi
-    stop_pid "$server_pid"; rm -rf "${dl:?}"/*
+    pair_check "ngtcp2-client -> quic-go-example-server h3 transfer" qgo_example_server gtls_plain_client
   else note "ngtcp2-client -> quic-go-example-server: peers missing"; fi
   # 2. quic-go interop client -> gtlsserver, h3.
   if [ -x "${QGO_INTEROP_CLIENT:-}" ] && [ -x "${GTLSSERVER:-}" ]; then
-    gtls_server; if wait_udp_port "$port" "$server_pid"; then
-      qgo_client http3 "$port" f-5k f-1m; rc=$?
-      problem=$(check_files f-5k f-1m)
-      if [ $rc -eq 0 ] && [ -z "$problem" ]; then note "quic-go-interop-client -> ngtcp2-server h3 transfer: ok"; else note "quic-go-interop-client -> ngtcp2-server h3 transfer: broken (exit $rc; $problem)"; fi
-    else note "gtlsserver did not start"; fi
-    stop_pid "$server_pid"; rm -rf "${dl:?}"/*
+    pair_check "quic-go-interop-client -> ngtcp2-server h3 transfer" gtls_server "qgo_client http3"
   fi
   # 3. quic-go interop client -> quic-go interop server, hq-interop, with Retry (validates the adapted programs).
   if [ -x "${QGO_INTEROP_CLIENT:-}" ] && [ -x "${QGO_INTEROP_SERVER:-}" ]; then
-    qgo_server retry; if wait_udp_port "$port" "$server_pid"; then
-      qgo_client retry "$port" f-5k f-1m; rc=$?
-      problem=$(check_files f-5k f-1m)
-      if [ $rc -eq 0 ] && [ -z "$problem" ]; then note "quic-go-interop-client -> quic-go-interop-server hq-interop retry: ok"; else note "quic-go-interop-client -> quic-go-interop-server hq-interop retry: broken (exit $rc; $problem)"; fi
-    else note "quic-go interop server did not start"; fi
-    stop_pid "$server_pid"; rm -rf "${dl:?}"/*
+    pair_check "quic-go-interop-client -> quic-go-interop-server hq-interop retry" "qgo_server retry" "qgo_client retry"
   fi
   # 4. quiche client -> quiche server (quiche-hq.mjs both sides), hq-interop, with Retry.
   if [ -n "${QUICHE_BINDING:-}" ] && [ -x "${QUICHE_NODE:-}" ]; then
-    quiche_server retry; if wait_udp_port "$port" "$server_pid"; then
-      quiche_client retry "$port" f-5k f-1m; rc=$?
-      problem=$(check_files f-5k f-1m)
-      if [ $rc -eq 0 ] && [ -z "$problem" ]; then note "quiche-client -> quiche-server hq-interop retry: ok"; else note "quiche-client -> quiche-server hq-interop retry: broken (exit $rc; $problem)"; fi
-    else note "quiche server did not start"; fi
-    stop_pid "$server_pid"
+    pair_check "quiche-client -> quiche-server hq-interop retry" "quiche_server retry" "quiche_client retry"
   fi
 }
