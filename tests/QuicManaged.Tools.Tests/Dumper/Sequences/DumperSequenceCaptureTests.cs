@@ -17,7 +17,8 @@ public sealed class DumperCaptureCollection
 /// (through a <see cref="CaptureRelay"/>, or our stack's own datagram trace where the client reaches the server's preferred
 /// address directly), writes it as a pcap, decodes it with the key log the stacks wrote, and requires every packet
 /// decrypted, every frame parsed, and each connection's handshake and close. Against Cloudflare's quiche
-/// (<see cref="QuichePeer"/>) where quiche can produce the sequence; our client against our server otherwise.
+/// (<see cref="QuichePeer"/>) where quiche can produce the sequence, ngtcp2's gtlsclient for the HelloRetryRequest, our
+/// client against our server otherwise. A peer that is not installed skips its tests, saying why.
 /// </summary>
 [Collection(nameof(DumperCaptureCollection))]
 public sealed class DumperSequenceCaptureTests : IDisposable
