@@ -26,6 +26,13 @@ dotnet test tests/System.Net.Quic.Managed.Tests -c Release --no-build --nologo \
   --logger "trx;LogFileName=unit.trx" --results-directory "$results" \
   --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=1500000
 unit_rc=$?
+# DatagramDumper's capture tests decode traffic with ngtcp2's gtlsclient (the interop peers script, idempotent) and with
+# quiche, which they install themselves (tests/interop/quiche/install.sh); without a peer such a test skips, saying why.
+for candidate in "${QUIC_PEERS_SCRIPT:-}" "$root/../shared/interop/peers.sh" /work/shared/interop/peers.sh; do
+  [ -n "$candidate" ] && [ -f "$candidate" ] || continue
+  bash "$candidate" "${QUIC_PEERS_DIR:-$HOME/.cache/quic-peers}" >/dev/null 2>&1 || true
+  break
+done
 # The tools' tests (DatagramDumper, LinkEmulator, QuicPerf and QuicLoad command lines).
 dotnet test tests/QuicManaged.Tools.Tests -c Release --no-build --nologo \
   --logger "trx;LogFileName=tools.trx" --results-directory "$results" \

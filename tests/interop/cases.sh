@@ -1,6 +1,6 @@
 # Sourced by run.sh: the body of one interop case (runs inside its own network namespace when run.sh could make one).
 # Inputs from run.sh's environment: INTEROP_ART, INTEROP_WWW, INTEROP_CERTS, INTEROP_EP_DLL, INTEROP_NETNS,
-# GTLSSERVER, GTLSCLIENT, QGO_SERVER, QGO_CLIENT, QGO_INTEROP_CLIENT, QGO_INTEROP_SERVER.
+# GTLSSERVER, GTLSCLIENT, QGO_SERVER, QGO_CLIENT, QGO_INTEROP_CLIENT, QGO_INTEROP_SERVER, QUICHE_BINDING, QUICHE_NODE.
 # Writes exactly one line to $cdir/result; run.sh prints it.
 
 ngtcp2_chacha_only="NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+CHACHA20-POLY1305"
@@ -123,6 +123,36 @@ qgo_client() { # testcase target-port files... -> exit code
   env TESTCASE="$tc" REQUESTS="${reqs# }" DOWNLOADS="$dl" SSLKEYLOGFILE="$cdir/peer.keys" \
     timeout -k 3 "$client_timeout" "$QGO_INTEROP_CLIENT" >> "$cdir/peer-client.log" 2>&1
 }
+quiche_hq="$(dirname "${BASH_SOURCE[0]}")/quiche/quiche-hq.mjs"
+quiche_server() { # testcase
+  start_bg peer-server env ROLE=server TESTCASE="$1" BIND="127.0.0.1:$port" WWW="$INTEROP_WWW" CERTS="$INTEROP_CERTS" \
+    SSLKEYLOGFILE="$cdir/peer.keys" QUICHE_BINDING="$QUICHE_BINDING" "$QUICHE_NODE" "$quiche_hq"
+  server_pid=$bg_pid
+}
+quiche_client() { # testcase target-port files... -> exit code
+  local tc=$1 tport=$2; shift 2
+  local reqs="" f
+  for f in "$@"; do reqs="$reqs https://127.0.0.1:$tport/$f"; done
+  env ROLE=client TESTCASE="$tc" REQUESTS="${reqs# }" DOWNLOADS="$dl" SSLKEYLOGFILE="$cdir/peer.keys" \
+    QUICHE_BINDING="$QUICHE_BINDING" QUICHE_TIMEOUT_SECONDS=$((client_timeout - 5)) \
+    timeout -k 3 "$client_timeout" "$QUICHE_NODE" "$quiche_hq" >> "$cdir/peer-client.log" 2>&1
+}
+# The cases quiche-hq.mjs takes part in, as the TESTCASE it runs (the transfer-like ones are plain transfers for it: our
+# client drives the key update, the relay the loss), or a reason it cannot.
+quiche_testcase() { # runner case direction -> "tc" or "!reason"
+  case "$1" in
+    handshake|transfer|multiplexing|retry) echo "$1" ;;
+    transferloss) echo transfer ;;
+    keyupdate) if [ "$2" = our-client ]; then echo transfer; else echo "!quiche 0.18 never initiates a key update (it answers ours: our-client)"; fi ;;
+    http3) echo "!the binding exports quiche's transport only, not its h3 module" ;;
+    chacha20) echo "!the binding does not expose BoringSSL's cipher suite choice" ;;
+    resumption|zerortt) echo "!quiche-hq.mjs does not keep sessions (Connection.session/setSession) yet" ;;
+    handshakeloss) echo "!quiche-hq.mjs serves one transfer per process run, not the runner's multiconnect" ;;
+    v2) echo "!quiche 0.18 has no QUIC v2" ;;
+    connectionmigration|activemigration|rebind) echo "!quiche-hq.mjs does not follow path changes (no migrate/probePath handling)" ;;
+    *) echo "!not a quiche case" ;;
+  esac
+}
 start_relay() { # options... ; the client then targets $((port + 1))
   start_bg relay python3 "$(dirname "${BASH_SOURCE[0]}")/udp_relay.py" $((port + 1)) "$port" "$@"
   relay_pid=$bg_pid
@@ -241,6 +271,19 @@ tshark_decrypt_checks() {
   [ "$undecrypted" -eq 0 ] || echo "$undecrypted of $total QUIC frames not decrypted with the key log"
 }
 
+# Every case's capture through our DatagramDumper with the key logs of both ends: every packet decrypted and every frame
+# parsed (namespaced runs only: elsewhere UDP GSO may leave several datagrams in one captured frame). Prints "" or a reason.
+dumper_checks() {
+  [ "${INTEROP_NETNS:-0}" = 1 ] && [ -s "$cdir/trace.pcapng" ] && [ -f "${INTEROP_DUMPER_DLL:-}" ] || return 0
+  cat "$cdir/peer.keys" "$cdir/our.keys" > "$cdir/both.keys" 2>/dev/null
+  if ! dotnet "$INTEROP_DUMPER_DLL" --pcap "$cdir/trace.pcapng" --keylog "$cdir/both.keys" > "$cdir/dumper.txt" 2> "$cdir/dumper.err"; then
+    echo "DatagramDumper failed on the capture: $(head -c 200 "$cdir/dumper.err")"; return
+  fi
+  local bad
+  bad=$(grep -E "no keys|decryption failed|error:|internal error|length unknown|undecoded|INVALID" "$cdir/dumper.txt" | head -n 1 | sed 's/^ *//')
+  [ -z "$bad" ] || echo "DatagramDumper could not decode all of the capture ($(grep -cE "no keys|decryption failed|error:|internal error|length unknown|undecoded|INVALID" "$cdir/dumper.txt") lines, artifacts dumper.txt), first: ${bad:0:160}"
+}
+
 # --- one case -----------------------------------------------------------------------------------------------------------
 run_one_case() {
   peer=$1 dir=$2 name=$3 port=$4
@@ -252,7 +295,7 @@ run_one_case() {
   setup_namespace
   for f in hl-1 hl-2 hl-3 hl-4 hl-5; do [ -f "$INTEROP_WWW/$f" ] || head -c 1024 /dev/urandom > "$INTEROP_WWW/$f"; done
 
-  if [ "$name" = v2 ]; then
+  if [ "$name" = v2 ] && [ "$peer" != quiche ]; then
     skip "QUIC v2 (RFC 9369) unsupported by every Debian peer: ngtcp2 0.12 knows only the v2 draft, quic-go 0.29 no v2"
     return
   fi
@@ -340,6 +383,26 @@ run_one_case() {
       fi
       keys="$cdir/peer.keys"
       ;;
+    quiche/our-client|quiche/our-server)
+      [ -n "${QUICHE_BINDING:-}" ] && [ -f "$QUICHE_BINDING" ] && [ -x "${QUICHE_NODE:-}" ] || { skip "quiche not installed (artifacts/interop/quiche.err)"; return; }
+      local qtc; qtc=$(quiche_testcase "$name" "$dir")
+      if [ "${qtc:0:1}" = "!" ]; then skip "${qtc:1}"; return; fi
+      if [ "$dir" = our-client ]; then
+        quiche_server "$qtc"
+        wait_udp_port "$port" "$server_pid" || { fail "quiche server did not start: $(log_reason "$cdir/peer-server.log")"; return; }
+        if [ "$name" = transferloss ]; then start_relay --loss 0.02 --seed 7 || { fail "relay did not start"; return; }; tport=$((port + 1)); fi
+        our_client "$name" "" "$tport" "${farr[@]}"; rc=$?
+      else
+        our_server "$name" ""
+        wait_udp_port "$port" "$server_pid" || {
+          if [ -n "$(unsupported_reason "$cdir/our-server.log")" ]; then skip "our server: $(unsupported_reason "$cdir/our-server.log")"
+          else fail "our server did not start: $(log_reason "$cdir/our-server.log")"; fi
+          return; }
+        if [ "$name" = transferloss ]; then start_relay --loss 0.02 --seed 7 || { fail "relay did not start"; return; }; tport=$((port + 1)); fi
+        quiche_client "$qtc" "$tport" "${farr[@]}"; rc=$?
+      fi
+      keys="$cdir/peer.keys"
+      ;;
     quic-go/our-server)
       [ -x "${QGO_INTEROP_CLIENT:-}" ] || { skip "quic-go interop client not built (artifacts/interop/qgo-build.log)"; return; }
       if [ "$name" = connectionmigration ] || [ "$name" = activemigration ]; then skip "quic-go 0.29's client does not migrate"; return; fi
@@ -391,6 +454,8 @@ run_one_case() {
     [ -z "$problem" ] || { fail "$problem"; return; }
     pass; return
   fi
+  problem=$(dumper_checks)
+  [ -z "$problem" ] || { fail "$problem"; return; }
   if command -v tshark >/dev/null 2>&1; then
     problem=$(capture_checks "$keys")
     [ -z "$problem" ] || { fail "$problem"; return; }
@@ -410,32 +475,34 @@ self_check_body() {
   [ "${INTEROP_NETNS:-0}" = 1 ] || port=$((20000 + RANDOM % 20000))
   local problem rc
   note() { echo "NOTE self-check $1" >> "$cdir/notes"; }
+  # One peer-against-peer download of f-5k and f-1m: label, the command that starts the server on $port, the command
+  # that runs the client (it gets the port and the files).
+  pair_check() {
+    local label=$1 server=$2 client=$3
+    $server
+    if wait_udp_port "$port" "$server_pid"; then
+      $client "$port" f-5k f-1m; rc=$?
+      problem=$(check_files f-5k f-1m)
+      if [ $rc -eq 0 ] && [ -z "$problem" ]; then note "$label: ok"; else note "$label: broken (exit $rc; $problem)"; fi
+    else note "$label: server did not start"; fi
+    stop_pid "$server_pid"; rm -rf "${dl:?}"/*
+  }
+  qgo_example_server() { start_bg peer-server "$QGO_SERVER" -bind "127.0.0.1:$port" -www "$INTEROP_WWW"; server_pid=$bg_pid; }
+  gtls_plain_client() { gtls_client "$1" "" "${@:2}"; }
   # 1. gtlsclient (ngtcp2) -> quic-go's example HTTP/3 server (bundled localhost certificate, files from -www).
   if [ -x "${QGO_SERVER:-}" ] && [ -x "${GTLSCLIENT:-}" ]; then
-    start_bg peer-server "$QGO_SERVER" -bind "127.0.0.1:$port" -www "$INTEROP_WWW"; server_pid=$bg_pid
-    if wait_udp_port "$port" "$server_pid"; then
-      gtls_client "$port" "" f-5k f-1m; rc=$?
-      problem=$(check_files f-5k f-1m)
-      if [ $rc -eq 0 ] && [ -z "$problem" ]; then note "ngtcp2-client -> quic-go-example-server h3 transfer: ok"; else note "ngtcp2-client -> quic-go-example-server h3 transfer: broken (exit $rc; $problem)"; fi
-    else note "quic-go example server did not start"; fi
-    stop_pid "$server_pid"; rm -rf "${dl:?}"/*
+    pair_check "ngtcp2-client -> quic-go-example-server h3 transfer" qgo_example_server gtls_plain_client
   else note "ngtcp2-client -> quic-go-example-server: peers missing"; fi
   # 2. quic-go interop client -> gtlsserver, h3.
   if [ -x "${QGO_INTEROP_CLIENT:-}" ] && [ -x "${GTLSSERVER:-}" ]; then
-    gtls_server; if wait_udp_port "$port" "$server_pid"; then
-      qgo_client http3 "$port" f-5k f-1m; rc=$?
-      problem=$(check_files f-5k f-1m)
-      if [ $rc -eq 0 ] && [ -z "$problem" ]; then note "quic-go-interop-client -> ngtcp2-server h3 transfer: ok"; else note "quic-go-interop-client -> ngtcp2-server h3 transfer: broken (exit $rc; $problem)"; fi
-    else note "gtlsserver did not start"; fi
-    stop_pid "$server_pid"; rm -rf "${dl:?}"/*
+    pair_check "quic-go-interop-client -> ngtcp2-server h3 transfer" gtls_server "qgo_client http3"
   fi
   # 3. quic-go interop client -> quic-go interop server, hq-interop, with Retry (validates the adapted programs).
   if [ -x "${QGO_INTEROP_CLIENT:-}" ] && [ -x "${QGO_INTEROP_SERVER:-}" ]; then
-    qgo_server retry; if wait_udp_port "$port" "$server_pid"; then
-      qgo_client retry "$port" f-5k f-1m; rc=$?
-      problem=$(check_files f-5k f-1m)
-      if [ $rc -eq 0 ] && [ -z "$problem" ]; then note "quic-go-interop-client -> quic-go-interop-server hq-interop retry: ok"; else note "quic-go-interop-client -> quic-go-interop-server hq-interop retry: broken (exit $rc; $problem)"; fi
-    else note "quic-go interop server did not start"; fi
-    stop_pid "$server_pid"
+    pair_check "quic-go-interop-client -> quic-go-interop-server hq-interop retry" "qgo_server retry" "qgo_client retry"
+  fi
+  # 4. quiche client -> quiche server (quiche-hq.mjs both sides), hq-interop, with Retry.
+  if [ -n "${QUICHE_BINDING:-}" ] && [ -x "${QUICHE_NODE:-}" ]; then
+    pair_check "quiche-client -> quiche-server hq-interop retry" "quiche_server retry" "quiche_client retry"
   fi
 }

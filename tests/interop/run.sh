@@ -2,11 +2,13 @@
 # Interop cases (quic-interop-runner names) between our InteropEndpoint and independent QUIC stacks on loopback:
 #   ngtcp2 0.12 (GnuTLS): gtlsserver / gtlsclient, HTTP/3 only (our endpoint runs with ALPN=h3 against them)
 #   quic-go 0.29: its own interop-runner client/server (tests/interop/qgo, hq-interop + h3), built from Debian's sources
+#   quiche 0.18 (Cloudflare; prebuilt in npm's @matrixai/quic-linux-x64): tests/interop/quiche/quiche-hq.mjs, hq-interop
 # in both directions: "our-client" (our client, their server) and "our-server" (their client, our server).
 #
-# usage: tests/interop/run.sh [--ci | --all] [--cases a,b,...] [--peers ngtcp2,quic-go] [--no-build]
-#   --ci   (default) handshake, transfer, http3, retry, chacha20, keyupdate against ngtcp2, both directions
-#   --all  every case against both peers, plus tshark-decrypt; writes docs/INTEROP.md
+# usage: tests/interop/run.sh [--ci | --all] [--cases a,b,...] [--peers ngtcp2,quic-go,quiche] [--no-build]
+#   --ci   (default) handshake, transfer, http3, retry, chacha20, keyupdate against ngtcp2 and transfer, multiplexing,
+#          retry against quiche, both directions
+#   --all  every case against every peer, plus tshark-decrypt; writes docs/INTEROP.md
 # Prints exactly one line per case: "PASS <peer> <direction> <case>", "FAIL ...: <reason>", "SKIP ...: <reason>"
 # (test.sh counts those); harness self-checks (peer against peer) print "NOTE ..." lines and are not results.
 # Each case runs in its own network namespace when possible (unshare -n: private loopback, fixed ports, UDP GSO off so
@@ -37,7 +39,7 @@ while [ $# -gt 0 ]; do
     --cases) only_cases=$2; shift ;;
     --peers) only_peers=$2; shift ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -51,9 +53,13 @@ export INTEROP_ART="$art"
 
 all_cases="handshake transfer multiplexing retry chacha20 keyupdate resumption zerortt transferloss http3 handshakeloss v2 connectionmigration activemigration rebind"
 ci_cases="handshake transfer http3 retry chacha20 keyupdate"
-if [ "$mode" = all ]; then cases=$all_cases; peers="ngtcp2 quic-go"; else cases=$ci_cases; peers="ngtcp2"; fi
+quiche_ci_cases="transfer multiplexing retry"
+if [ "$mode" = all ]; then cases=$all_cases; peers="ngtcp2 quic-go quiche"; else cases=$ci_cases; peers="ngtcp2 quiche"; fi
 [ -n "$only_cases" ] && cases=${only_cases//,/ }
 [ -n "$only_peers" ] && peers=${only_peers//,/ }
+cases_for() { # peer -> the cases run against it (--ci runs a shorter list against quiche)
+  if [ "$mode" = ci ] && [ -z "$only_cases" ] && [ "$1" = quiche ]; then echo "$quiche_ci_cases"; else echo "$cases"; fi
+}
 directions="our-client our-server"
 
 emit() { # one result line, to stdout and the results file
@@ -62,7 +68,7 @@ emit() { # one result line, to stdout and the results file
 }
 fail_all() { # every selected case fails (or is skipped) for one reason
   local word=$1 reason=$2 p d c
-  for p in $peers; do for d in $directions; do for c in $cases; do emit "$word $p $d $c: $reason"; done; done; done
+  for p in $peers; do for d in $directions; do for c in $(cases_for "$p"); do emit "$word $p $d $c: $reason"; done; done; done
   if [[ " $peers " == *" ngtcp2 "* ]] && [ "$mode" = all ]; then emit "$word ngtcp2 our-client tshark-decrypt: $reason"; fi
 }
 
@@ -83,6 +89,15 @@ GTLSCLIENT=$(sed -n 's/^GTLSCLIENT=//p' "$art/peers.txt")
 QGO_SERVER=$(sed -n 's/^QGO_SERVER=//p' "$art/peers.txt")
 QGO_CLIENT=$(sed -n 's/^QGO_CLIENT=//p' "$art/peers.txt")
 export GTLSSERVER GTLSCLIENT QGO_SERVER QGO_CLIENT
+# quiche from npm (a cache folder outside the repo); the quiche cases skip, saying so, when it cannot be installed.
+QUICHE_BINDING="" QUICHE_NODE=""
+if [[ " $peers " == *" quiche "* ]]; then
+  if bash "$here/quiche/install.sh" "$peer_cache/quiche-npm" > "$art/quiche.txt" 2> "$art/quiche.err"; then
+    QUICHE_BINDING=$(sed -n 's/^QUICHE_BINDING=//p' "$art/quiche.txt")
+    QUICHE_NODE=$(sed -n 's/^NODE=//p' "$art/quiche.txt")
+  fi
+fi
+export QUICHE_BINDING QUICHE_NODE
 
 # Tools the harness itself needs (root only; best effort). tshark for the checks that read the capture, ethtool to turn
 # UDP GSO off on the namespace's loopback so every captured frame is one datagram.
@@ -141,6 +156,12 @@ if [ "$build" = 1 ]; then
 fi
 if [ ! -f "$ep_dll" ]; then fail_all FAIL "InteropEndpoint not built ($ep_dll)"; exit 0; fi
 export INTEROP_EP_DLL="$ep_dll"
+# DatagramDumper decodes every case's capture (cases.sh dumper_checks); without it that check is left out.
+dumper_dir="$root/tools/DatagramDumper"
+if [ "$build" = 1 ]; then
+  (cd "$dumper_dir" && DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 dotnet build -c Release -nologo -clp:ErrorsOnly) >> "$art/build.log" 2>&1 || true
+fi
+export INTEROP_DUMPER_DLL="$dumper_dir/bin/Release/net10.0/DatagramDumper.dll"
 
 # --- namespaces -------------------------------------------------------------------------------------------------------
 use_netns=0
@@ -183,7 +204,7 @@ self_check
 
 for peer in $peers; do
   for dir in $directions; do
-    for name in $cases; do
+    for name in $(cases_for "$peer"); do
       run_case "$peer" "$dir" "$name"
     done
   done

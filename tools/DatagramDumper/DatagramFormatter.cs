@@ -12,6 +12,10 @@ internal sealed class DatagramFormatter : IDisposable
 {
     private const int MaxConnections = 64;
 
+    // Packet number windows a capture gap (or a copy's lag) may span, each way, before a packet counts as undecryptable
+    // (16 x 256 packets for the one-byte packet numbers busy connections use).
+    private const int MaxPacketNumberWindowsSkipped = 16;
+
     private readonly TextWriter _output;
     private readonly DumpOptions _options;
     private readonly KeyLog? _keyLog;
@@ -234,7 +238,13 @@ internal sealed class DatagramFormatter : IDisposable
             if (RetryIntegrity.Verify(header.Version, _connections[i].OriginalDcid, packet)) verified = _connections[i];
         }
 
-        if (verified != null)
+        if (verified is { FollowedRetry: true })
+        {
+            // RFC 9000 §17.2.5.2: a client accepts at most one Retry; a server that retried a late copy of its first
+            // Initial sends another, which the client ignores: its Initial keys stay those of the first Retry.
+            output.WriteLine($"    conn={verified.Number} integrity tag valid (original DCID {HexText.Of(verified.OriginalDcid)}); ignored by the client, which follows only the first Retry (RFC 9000 §17.2.5.2)");
+        }
+        else if (verified != null)
         {
             output.WriteLine($"    conn={verified.Number} integrity tag valid (original DCID {HexText.Of(verified.OriginalDcid)})");
             verified.AddCid(Sender.Server, header.SourceConnectionId);
@@ -269,7 +279,7 @@ internal sealed class DatagramFormatter : IDisposable
         OpenResult result;
         if (connection != null)
         {
-            result = TryOpen(packet, pnOffset, connection, level, sender);
+            result = TryOpen(packet, pnOffset, connection, level, sender, header.Version);
             if (result.Error == null || result.Error.StartsWith("(no keys", StringComparison.Ordinal))
             {
                 LearnCids(connection, sender, header);
@@ -300,7 +310,7 @@ internal sealed class DatagramFormatter : IDisposable
             for (int s = 0; s < 2; s++)
             {
                 if (_connections[i] == connection && (Sender)s == sender) continue;
-                OpenResult trial = TryOpen(packet, pnOffset, _connections[i], level, (Sender)s);
+                OpenResult trial = TryOpen(packet, pnOffset, _connections[i], level, (Sender)s, header.Version);
                 if (trial.Error == null)
                 {
                     connection = _connections[i];
@@ -329,7 +339,7 @@ internal sealed class DatagramFormatter : IDisposable
         result = default;
         if (originalDcid.Length > ConnectionIdLimits.MaxLength) return false;
         var candidate = new DumpConnection(_connectionNumber + 1, header.Version, originalDcid);
-        OpenResult trial = TryOpen(packet, header.PacketNumberOffset, candidate, KeyLevel.Initial, sender);
+        OpenResult trial = TryOpen(packet, header.PacketNumberOffset, candidate, KeyLevel.Initial, sender, header.Version);
         if (trial.Error != null)
         {
             candidate.Dispose();
@@ -393,7 +403,12 @@ internal sealed class DatagramFormatter : IDisposable
         if (cidLength < 0 || !ShortHeader.TryParse(packet, cidLength, out ShortHeader header, allowGreasedFixedBit: true))
         {
             bool shownUnknown = _options.CidFilter == null;
-            if (shownUnknown)
+            if (shownUnknown && FindStatelessReset(packet) is { } reset)
+            {
+                output.WriteLine($"  [{number}] offset={offset} Stateless Reset len={packet.Length} (RFC 9000 §10.3: a short header with an unknown DCID)");
+                output.WriteLine($"    {reset}");
+            }
+            else if (shownUnknown)
             {
                 output.WriteLine($"  [{number}] offset={offset} 1-RTT len={packet.Length} spin={spin} DCID=(length unknown: no long header of this connection seen; use --cid-len N)");
                 output.WriteLine($"    (no keys) first bytes {HexText.Prefix(packet, 24)}");
@@ -407,7 +422,7 @@ internal sealed class DatagramFormatter : IDisposable
         packetOutput.WriteLine($"  [{number}] offset={offset} 1-RTT DCID={HexText.Of(header.DestinationConnectionId)} len={packet.Length} spin={spin}");
 
         OpenResult result = connection != null
-            ? TryOpen(packet, header.PacketNumberOffset, connection, KeyLevel.OneRtt, sender)
+            ? TryOpen(packet, header.PacketNumberOffset, connection, KeyLevel.OneRtt, sender, connection.Version)
             : OpenResult.Failed("(no keys: connection unknown)");
         if (result.Error != null)
         {
@@ -415,7 +430,7 @@ internal sealed class DatagramFormatter : IDisposable
             {
                 for (int s = 0; s < 2; s++)
                 {
-                    OpenResult trial = TryOpen(packet, header.PacketNumberOffset, _connections[i], KeyLevel.OneRtt, (Sender)s);
+                    OpenResult trial = TryOpen(packet, header.PacketNumberOffset, _connections[i], KeyLevel.OneRtt, (Sender)s, _connections[i].Version);
                     if (trial.Error == null)
                     {
                         connection = _connections[i];
@@ -428,6 +443,13 @@ internal sealed class DatagramFormatter : IDisposable
         }
 
         string who = connection == null ? "" : $"conn={connection.Number} from={(sender == Sender.Client ? "client" : "server")} ";
+        if (result.Error != null && FindStatelessReset(packet) is { } knownReset)
+        {
+            // RFC 9000 §10.3: it looks like a short header packet on purpose; its DCID may even be a known one.
+            packetOutput.WriteLine($"    Stateless Reset, not a 1-RTT packet: {knownReset}");
+            return shown;
+        }
+
         if (result.Error != null)
         {
             string reset = packet.Length >= StatelessReset.MinimumLength && StatelessReset.TryGetTokenCandidate(packet, out ReadOnlySpan<byte> token)
@@ -440,6 +462,22 @@ internal sealed class DatagramFormatter : IDisposable
         packetOutput.WriteLine($"    {who}pn={result.PacketNumber} pn_len={result.PacketNumberLength} key_phase={(PacketFirstByte.GetKeyPhase(result.FirstByte) ? 1 : 0)}{ReservedBitsWarning(result.FirstByte)}");
         FrameFormatter.Format(packetOutput, result.Payload.Span, PacketType.OneRtt, KeyLevel.OneRtt, sender, connection!, _options.FrameFilter);
         return shown;
+    }
+
+    /// <summary>"conn=N from=... token=..." when the datagram ends with a stateless reset token a connection's endpoint
+    /// issued (RFC 9000 §10.3.1: the last 16 bytes), else null.</summary>
+    private string? FindStatelessReset(ReadOnlySpan<byte> packet)
+    {
+        if (!StatelessReset.TryGetTokenCandidate(packet, out ReadOnlySpan<byte> token)) return null;
+        for (int i = _connections.Count - 1; i >= 0; i--)
+        {
+            if (_connections[i].ResetTokenOwner(token) is Sender owner)
+            {
+                return $"conn={_connections[i].Number} from={(owner == Sender.Client ? "client" : "server")} token={HexText.Of(token)} (issued by the {(owner == Sender.Client ? "client" : "server")})";
+            }
+        }
+
+        return null;
     }
 
     private static void FindLongestCidPrefix(ReadOnlySpan<byte> packet, IReadOnlyCollection<string> cids, Sender senderIfMatched, ref int best, ref Sender bestSender)
@@ -460,10 +498,11 @@ internal sealed class DatagramFormatter : IDisposable
     }
 
     /// <summary>Removes header protection and decrypts a copy of the packet. RFC 9001 §5.3, §5.4; packet numbers are
-    /// decoded against the largest seen in the space (RFC 9000 Appendix A.3).</summary>
-    private OpenResult TryOpen(ReadOnlySpan<byte> packet, int pnOffset, DumpConnection connection, KeyLevel level, Sender sender)
+    /// decoded against the largest seen in the space (RFC 9000 Appendix A.3). A server's long-header packet that opens
+    /// settles the connection's version (RFC 9368: the server answers in the version it chose).</summary>
+    private OpenResult TryOpen(ReadOnlySpan<byte> packet, int pnOffset, DumpConnection connection, KeyLevel level, Sender sender, uint version)
     {
-        PacketProtectionKeys? keys = connection.Keys(level, sender, _keyLog);
+        PacketProtectionKeys? keys = connection.Keys(level, sender, _keyLog, version);
         if (keys == null)
         {
             return OpenResult.Failed(level == KeyLevel.Initial ? "(no keys)" : $"(no keys: {level} secrets for this connection are not in the key log)");
@@ -483,12 +522,34 @@ internal sealed class DatagramFormatter : IDisposable
 
         long packetNumber = PacketNumber.Decode(connection.LargestPacketNumber(level, sender), truncated, pnLength);
         int headerLength = pnOffset + pnLength;
-        if (!keys.TryDecrypt(copy, headerLength, (ulong)packetNumber, copy.Length - headerLength, out int plaintextLength))
+        byte[] unprotected = copy.ToArray();
+        int plaintextLength;
+        long expected = packetNumber;
+        long window = 1L << (8 * pnLength);
+        int attempt = 0;
+        // A capture that missed packets (a full capture buffer) leaves the largest packet number seen too far behind,
+        // and one that holds a packet twice (both legs of a relay) can show a copy far behind it: with the one-byte
+        // packet numbers of a busy connection the packet is then a few windows later or earlier than RFC 9000
+        // Appendix A.3's guess. Only the AEAD tag can tell: later and earlier windows are tried in turn.
+        while (!keys.TryDecrypt(copy, headerLength, (ulong)packetNumber, copy.Length - headerLength, out plaintextLength))
         {
-            return OpenResult.Failed($"(decryption failed: wrong keys or corrupted packet; pn={packetNumber} if the header was right)");
+            do
+            {
+                if (++attempt > 2 * MaxPacketNumberWindowsSkipped)
+                {
+                    return OpenResult.Failed($"(decryption failed: wrong keys or corrupted packet; pn={expected} if the header was right)");
+                }
+
+                long k = (attempt + 1) / 2;
+                packetNumber = expected + (attempt % 2 == 1 ? k * window : -k * window);
+            }
+            while (packetNumber < 0 || packetNumber > PacketNumber.MaxValue);
+
+            unprotected.CopyTo(copy, 0);
         }
 
         connection.RecordPacketNumber(level, sender, packetNumber);
+        if (level != KeyLevel.OneRtt && sender == Sender.Server) connection.Version = version;
         if (level == KeyLevel.OneRtt)
         {
             connection.ConfirmOneRttPhase(sender, PacketFirstByte.GetKeyPhase(copy[0]));

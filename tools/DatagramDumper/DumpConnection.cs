@@ -1,34 +1,41 @@
 using System.Net.Quic.Managed.Crypto;
+using System.Net.Quic.Managed.Wire;
 using System.Net.Security;
 
 namespace QuicManaged.Tools.DatagramDumper;
 
 /// <summary>What the dumper has learned about one QUIC connection: the client's original DCID (Initial keys), the
 /// connection IDs each side uses (to attribute packets and find short-header DCID lengths), the TLS client random and
-/// cipher suite (to pick key log secrets), packet number state and CRYPTO reassembly.</summary>
+/// cipher suite (to pick key log secrets), the version the server chose, packet number state and CRYPTO reassembly.</summary>
 internal sealed class DumpConnection : IDisposable
 {
     private readonly HashSet<string> _clientCids = new(StringComparer.Ordinal);
     private readonly HashSet<string> _serverCids = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, Sender> _resetTokens = new(StringComparer.Ordinal);
     private readonly long[] _largestPacketNumber = [-1, -1, -1, -1, -1, -1];
     private readonly CryptoStreamBuffer?[] _cryptoStreams = new CryptoStreamBuffer?[8];
     private readonly PacketProtectionKeys?[] _keys = new PacketProtectionKeys?[8];
     private readonly PacketProtectionKeys?[] _nextOneRttKeys = new PacketProtectionKeys?[2];
+    private readonly uint[] _keysVersion = new uint[8];
     private readonly bool[] _oneRttKeyPhase = new bool[2];
-    private InitialKeys _initialKeys;
+    private readonly Dictionary<uint, InitialKeys> _initialKeys = new();
+    private byte[] _initialCid;
 
     public DumpConnection(int number, uint version, ReadOnlySpan<byte> originalDcid)
     {
         Number = number;
         Version = version;
         OriginalDcid = originalDcid.ToArray();
-        _initialKeys = InitialKeys.Create(version, originalDcid);
+        _initialCid = OriginalDcid;
+        _initialKeys.Add(version, InitialKeys.Create(version, originalDcid));
         _serverCids.Add(Convert.ToHexStringLower(originalDcid));
     }
 
     public int Number { get; }
 
-    public uint Version { get; }
+    /// <summary>The version of the client's first Initial, then the version of the server's long-header packets:
+    /// RFC 9368 compatible version negotiation (v1 -> v2) changes it during the handshake; 1-RTT keys use it.</summary>
+    public uint Version { get; set; }
 
     public byte[] OriginalDcid { get; }
 
@@ -58,6 +65,14 @@ internal sealed class DumpConnection : IDisposable
         (owner == Sender.Client ? _clientCids : _serverCids).Add(Convert.ToHexStringLower(cid));
     }
 
+    /// <summary>RFC 9000 §10.3: a stateless reset token <paramref name="owner"/> issued (NEW_CONNECTION_ID, the server's
+    /// stateless_reset_token and preferred_address parameters); <paramref name="owner"/> may end the connection with it.</summary>
+    public void AddResetToken(Sender owner, ReadOnlySpan<byte> token) => _resetTokens[Convert.ToHexStringLower(token)] = owner;
+
+    /// <summary>Who issued this stateless reset token, or null when it is not one of this connection's.</summary>
+    public Sender? ResetTokenOwner(ReadOnlySpan<byte> token) =>
+        _resetTokens.TryGetValue(Convert.ToHexStringLower(token), out Sender owner) ? owner : null;
+
     /// <summary>Who sent a packet with this DCID (the owner's peer), or null when the DCID is not known here.</summary>
     public Sender? SenderForDcid(string dcidHex)
     {
@@ -66,13 +81,35 @@ internal sealed class DumpConnection : IDisposable
         return null;
     }
 
-    /// <summary>RFC 9001 §5.2: after a Retry the client derives Initial keys from the Retry's Source Connection ID.</summary>
+    /// <summary>True once a Retry was applied (<see cref="RekeyInitial"/>): the client follows no other.</summary>
+    public bool FollowedRetry { get; private set; }
+
+    /// <summary>RFC 9001 §5.2: after a Retry the client derives Initial keys from the Retry's Source Connection ID.
+    /// RFC 9000 §17.2.5.2: it then starts over with a new first flight: its CRYPTO stream restarts at offset 0 with a
+    /// new ClientHello (a new TLS random for most stacks), so the Initial reassembly and every secret looked up by
+    /// the old random are dropped too.</summary>
     public void RekeyInitial(ReadOnlySpan<byte> retrySourceCid)
     {
-        _initialKeys.Dispose();
-        _initialKeys = InitialKeys.Create(Version, retrySourceCid);
+        FollowedRetry = true;
+        DisposeInitialKeys();
+        _initialCid = retrySourceCid.ToArray();
         _largestPacketNumber[0] = -1;
         _largestPacketNumber[1] = -1;
+        _cryptoStreams[((int)KeyLevel.Initial * 2) + (int)Sender.Client] = null;
+        _cryptoStreams[((int)KeyLevel.Initial * 2) + (int)Sender.Server] = null;
+        ClientRandom = null;
+        for (int i = 0; i < _keys.Length; i++)
+        {
+            _keys[i]?.Dispose();
+            _keys[i] = null;
+        }
+
+        for (int i = 0; i < _nextOneRttKeys.Length; i++)
+        {
+            _nextOneRttKeys[i]?.Dispose();
+            _nextOneRttKeys[i] = null;
+            _oneRttKeyPhase[i] = false;
+        }
     }
 
     /// <summary>Largest packet number seen in a packet number space (RFC 9000 §12.3) from one sender, or -1.</summary>
@@ -87,13 +124,32 @@ internal sealed class DumpConnection : IDisposable
     public CryptoStreamBuffer CryptoStream(KeyLevel level, Sender sender) =>
         _cryptoStreams[((int)level * 2) + (int)sender] ??= new CryptoStreamBuffer();
 
-    /// <summary>The keys that open <paramref name="sender"/>'s packets at <paramref name="level"/>: Initial keys are
-    /// derived from the original DCID, the others come from the key log. Null when unknown.</summary>
-    public PacketProtectionKeys? Keys(KeyLevel level, Sender sender, KeyLog? keyLog)
+    /// <summary>The keys that open <paramref name="sender"/>'s packets at <paramref name="level"/> in
+    /// <paramref name="version"/> (the long header's; <see cref="Version"/> for 1-RTT): Initial keys are derived from
+    /// the original DCID (or the Retry's SCID), the others come from the key log. Null when unknown.</summary>
+    public PacketProtectionKeys? Keys(KeyLevel level, Sender sender, KeyLog? keyLog, uint version)
     {
-        if (level == KeyLevel.Initial) return sender == Sender.Client ? _initialKeys.Client : _initialKeys.Server;
+        if (level == KeyLevel.Initial)
+        {
+            if (!QuicVersion.IsSupported(version)) return null;
+            if (!_initialKeys.TryGetValue(version, out InitialKeys? initial))
+            {
+                initial = InitialKeys.Create(version, _initialCid);
+                _initialKeys.Add(version, initial);
+            }
+
+            return sender == Sender.Client ? initial.Client : initial.Server;
+        }
+
         int index = ((int)level * 2) + (int)sender;
-        if (_keys[index] != null || keyLog == null) return _keys[index];
+        if (_keys[index] != null && _keysVersion[index] != version)
+        {
+            // Looked up in the other version of a compatible negotiation: the same secret, other labels (RFC 9369 §3.3.2).
+            _keys[index]!.Dispose();
+            _keys[index] = null;
+        }
+
+        if (_keys[index] != null || keyLog == null || !QuicVersion.IsSupported(version)) return _keys[index];
         string? label = (level, sender) switch
         {
             (KeyLevel.ZeroRtt, Sender.Client) => KeyLog.ClientEarlyTrafficSecret,
@@ -111,7 +167,8 @@ internal sealed class DumpConnection : IDisposable
         }
 
         // Looked up once the suite is known: the ServerHello precedes every Handshake packet, so the suite is settled.
-        _keys[index] = PacketProtectionKeys.Create(secret, CipherSuite, Version);
+        _keys[index] = PacketProtectionKeys.Create(secret, CipherSuite, version);
+        _keysVersion[index] = version;
         return _keys[index];
     }
 
@@ -119,7 +176,7 @@ internal sealed class DumpConnection : IDisposable
     /// next generation when the phase differs. <see cref="ConfirmOneRttPhase"/> moves on once such a packet opens.</summary>
     public PacketProtectionKeys? OneRttKeysForPhase(Sender sender, bool keyPhase, KeyLog? keyLog)
     {
-        PacketProtectionKeys? current = Keys(KeyLevel.OneRtt, sender, keyLog);
+        PacketProtectionKeys? current = Keys(KeyLevel.OneRtt, sender, keyLog, Version);
         if (current == null || keyPhase == _oneRttKeyPhase[(int)sender]) return current;
         return _nextOneRttKeys[(int)sender] ??= current.CreateNextGeneration();
     }
@@ -137,9 +194,15 @@ internal sealed class DumpConnection : IDisposable
 
     public void Dispose()
     {
-        _initialKeys.Dispose();
+        DisposeInitialKeys();
         foreach (PacketProtectionKeys? keys in _keys) keys?.Dispose();
         foreach (PacketProtectionKeys? keys in _nextOneRttKeys) keys?.Dispose();
+    }
+
+    private void DisposeInitialKeys()
+    {
+        foreach (InitialKeys keys in _initialKeys.Values) keys.Dispose();
+        _initialKeys.Clear();
     }
 
     // RFC 9000 §12.3: Initial, Handshake and application data (0-RTT and 1-RTT share it) spaces.

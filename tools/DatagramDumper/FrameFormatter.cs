@@ -75,7 +75,13 @@ internal static class FrameFormatter
                 return null;
             case FrameType.Ack:
             case FrameType.AckEcn:
-                return FormatAck(output, ref reader, type);
+            {
+                string? error = FormatAck(output, ref reader, type, out long largestAcknowledged);
+                // The peer sent at least this packet number in this space: the base for decoding its next packet
+                // numbers (RFC 9000 Appendix A.3) when the capture missed the packets in between.
+                if (error == null) connection.RecordPacketNumber(level, sender == Sender.Client ? Sender.Server : Sender.Client, largestAcknowledged);
+                return error;
+            }
             case FrameType.ResetStream:
             {
                 if (ResetStreamFrame.TryRead(ref reader, out ResetStreamFrame f) != TransportErrorCode.NoError) return "FRAME_ENCODING_ERROR";
@@ -156,6 +162,7 @@ internal static class FrameFormatter
                 output.WriteLine($"{Indent}NEW_CONNECTION_ID seq={f.SequenceNumber} retire_prior_to={f.RetirePriorTo} cid={HexText.Of(f.ConnectionId)} reset_token={HexText.Of(f.StatelessResetToken)}");
                 // RFC 9000 §5.1.1: the issuer will receive packets addressed to this ID.
                 connection.AddCid(sender, f.ConnectionId);
+                connection.AddResetToken(sender, f.StatelessResetToken);
                 return null;
             }
             case FrameType.RetireConnectionId:
@@ -204,9 +211,11 @@ internal static class FrameFormatter
         }
     }
 
-    private static string? FormatAck(TextWriter output, ref QuicReader reader, FrameType type)
+    private static string? FormatAck(TextWriter output, ref QuicReader reader, FrameType type, out long largestAcknowledged)
     {
+        largestAcknowledged = -1;
         if (AckFrame.TryRead(ref reader, type, out AckFrame ack) != TransportErrorCode.NoError) return "FRAME_ENCODING_ERROR";
+        largestAcknowledged = (long)ack.LargestAcknowledged;
         var ranges = new StringBuilder();
         foreach (AckRange range in ack.Ranges)
         {

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Net.Quic.Managed.Wire;
 using System.Net.Security;
 using System.Text;
@@ -25,7 +26,7 @@ internal static class TlsMessageFormatter
             1 => FormatHello(output, inner, body, isClient: true, connection),
             2 => FormatHello(output, inner, body, isClient: false, connection),
             4 => FormatNewSessionTicket(output, inner, body),
-            8 => FormatEncryptedExtensions(output, inner, body),
+            8 => FormatEncryptedExtensions(output, inner, body, connection),
             11 => FormatCertificate(output, inner, body),
             15 => FormatCertificateVerify(output, inner, body),
             20 => FormatFinished(output, inner, body),
@@ -75,16 +76,16 @@ internal static class TlsMessageFormatter
         }
 
         if (reader.IsEmpty) return null;
-        return FormatExtensions(output, indent, ref reader, isClient ? (byte)1 : (byte)2);
+        return FormatExtensions(output, indent, ref reader, isClient ? (byte)1 : (byte)2, null);
     }
 
-    private static string? FormatEncryptedExtensions(TextWriter output, string indent, ReadOnlySpan<byte> body)
+    private static string? FormatEncryptedExtensions(TextWriter output, string indent, ReadOnlySpan<byte> body, DumpConnection? connection)
     {
         var reader = new QuicReader(body);
-        return FormatExtensions(output, indent, ref reader, 8);
+        return FormatExtensions(output, indent, ref reader, 8, connection);
     }
 
-    private static string? FormatExtensions(TextWriter output, string indent, ref QuicReader reader, byte messageType)
+    private static string? FormatExtensions(TextWriter output, string indent, ref QuicReader reader, byte messageType, DumpConnection? server)
     {
         if (!reader.TryReadUInt16(out ushort length) || !reader.TryReadBytes(length, out ReadOnlySpan<byte> extensions))
         {
@@ -105,7 +106,7 @@ internal static class TlsMessageFormatter
             if (type is 57 or 0xffa5)
             {
                 output.WriteLine($"{indent}extension {name} ({type}) length={dataLength}:");
-                FormatTransportParameters(output, indent + "  ", data);
+                FormatTransportParameters(output, indent + "  ", data, server);
             }
             else if (value != null)
             {
@@ -222,8 +223,10 @@ internal static class TlsMessageFormatter
         }
     }
 
-    /// <summary>RFC 9000 §18: a sequence of (varint id, varint length, value). Integer parameters show their value.</summary>
-    private static void FormatTransportParameters(TextWriter output, string indent, ReadOnlySpan<byte> data)
+    /// <summary>RFC 9000 §18: a sequence of (varint id, varint length, value). Integer parameters show their value;
+    /// preferred_address its fields, and its connection ID (sequence number 1, RFC 9000 §5.1.1) becomes one of
+    /// <paramref name="server"/>'s, so a client that moves there is still attributed (the server's parameters only).</summary>
+    private static void FormatTransportParameters(TextWriter output, string indent, ReadOnlySpan<byte> data, DumpConnection? server)
     {
         var reader = new QuicReader(data);
         while (!reader.IsEmpty)
@@ -244,13 +247,40 @@ internal static class TlsMessageFormatter
             {
                 text = "(empty)";
             }
+            else if (id == (ulong)TransportParameterId.PreferredAddress && TryReadPreferredAddress(value, out string? address, out ReadOnlySpan<byte> cid, out ReadOnlySpan<byte> token))
+            {
+                text = address;
+                server?.AddCid(Sender.Server, cid);
+                server?.AddResetToken(Sender.Server, token);
+            }
             else
             {
                 text = HexText.Of(value);
+                if (id == (ulong)TransportParameterId.StatelessResetToken && value.Length == 16) server?.AddResetToken(Sender.Server, value);
             }
 
             output.WriteLine($"{indent}0x{id:x2} {QuicNames.TransportParameter(id)} = {text}");
         }
+    }
+
+    /// <summary>RFC 9000 §18.2: IPv4 address and port, IPv6 address and port, connection ID (8-bit length), 16-byte
+    /// stateless reset token.</summary>
+    private static bool TryReadPreferredAddress(ReadOnlySpan<byte> value, [NotNullWhen(true)] out string? text, out ReadOnlySpan<byte> cid, out ReadOnlySpan<byte> token)
+    {
+        text = null;
+        cid = default;
+        token = default;
+        var reader = new QuicReader(value);
+        if (!reader.TryReadBytes(4, out ReadOnlySpan<byte> v4) || !reader.TryReadUInt16(out ushort v4Port) ||
+            !reader.TryReadBytes(16, out ReadOnlySpan<byte> v6) || !reader.TryReadUInt16(out ushort v6Port) ||
+            !reader.TryReadByte(out byte cidLength) || cidLength is 0 or > 20 || !reader.TryReadBytes(cidLength, out cid) ||
+            !reader.TryReadBytes(16, out token) || !reader.IsEmpty)
+        {
+            return false;
+        }
+
+        text = $"ipv4={new System.Net.IPAddress(v4)}:{v4Port} ipv6=[{new System.Net.IPAddress(v6)}]:{v6Port} cid={HexText.Of(cid)} reset_token={HexText.Of(token)}";
+        return true;
     }
 
     private static string? FormatNewSessionTicket(TextWriter output, string indent, ReadOnlySpan<byte> body)
@@ -265,7 +295,7 @@ internal static class TlsMessageFormatter
         }
 
         output.WriteLine($"{indent}lifetime={lifetime}s age_add={ageAdd} nonce={HexText.Of(nonce)} ticket={ticketLength} bytes");
-        return FormatExtensions(output, indent, ref reader, 4);
+        return FormatExtensions(output, indent, ref reader, 4, null);
     }
 
     private static string? FormatCertificate(TextWriter output, string indent, ReadOnlySpan<byte> body)
