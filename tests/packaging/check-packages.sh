@@ -41,12 +41,12 @@ fi
 check_nuspec() { # $1 nupkg, $2 id, $3 readme must mention; prints a reason when something is missing
   local nuspec readme
   nuspec=$(unzip -p "$1" "$2.nuspec" 2>/dev/null) || { echo "no $2.nuspec"; return; }
-  echo "$nuspec" | grep -q '<license type="expression">MIT</license>' || { echo "no MIT license expression"; return; }
-  echo "$nuspec" | grep -q '<readme>README.md</readme>' || { echo "no <readme>"; return; }
-  echo "$nuspec" | grep -q "<repository [^>]*commit=\"$commit\"" || { echo "the nuspec does not record commit $commit"; return; }
-  echo "$nuspec" | grep -q '<authors>QuicManaged contributors</authors>' || { echo "authors are not QuicManaged contributors"; return; }
+  grep -q '<license type="expression">MIT</license>' <<< "$nuspec" || { echo "no MIT license expression"; return; }
+  grep -q '<readme>README.md</readme>' <<< "$nuspec" || { echo "no <readme>"; return; }
+  grep -q "<repository [^>]*commit=\"$commit\"" <<< "$nuspec" || { echo "the nuspec does not record commit $commit"; return; }
+  grep -q '<authors>QuicManaged contributors</authors>' <<< "$nuspec" || { echo "authors are not QuicManaged contributors"; return; }
   readme=$(unzip -p "$1" README.md 2>/dev/null) || { echo "README.md is not in the package"; return; }
-  echo "$readme" | grep -qF -- "$3" || echo "its README lacks: $3"
+  grep -qF -- "$3" <<< "$readme" || echo "its README lacks: $3"
 }
 
 for spec in "${libraries[@]}"; do
@@ -60,7 +60,7 @@ for spec in "${libraries[@]}"; do
       info=$(inspect "$pdb")
       docs=$(echo "$info" | sed -n 's/.*documents=\([0-9]*\).*/\1/p'); emb=$(echo "$info" | sed -n 's/.*embedded-sources=\([0-9]*\).*/\1/p')
       if [ -z "$docs" ] || [ "$docs" = 0 ] || [ "$docs" != "$emb" ]; then reason="PDB sources not all embedded: $info"
-      elif ! echo "$info" | grep -q 'first=/_/'; then reason="PDB paths not mapped to /_/ (ContinuousIntegrationBuild): $info"
+      elif ! grep -q 'first=/_/' <<< "$info"; then reason="PDB paths not mapped to /_/ (ContinuousIntegrationBuild): $info"
       fi
     fi
   fi
@@ -73,12 +73,12 @@ for spec in "${tools[@]}"; do
   rest=${spec#*:}; id=${rest%%:*}; command=${rest#*:}; pkg="$work/feed-a/$id.$version.nupkg"
   reason=$(check_nuspec "$pkg" "$id" "dotnet tool install")
   if [ -z "$reason" ]; then
-    unzip -p "$pkg" 'tools/net10.0/any/DotnetToolSettings.xml' 2>/dev/null | grep -q "Name=\"$command\"" || reason="no tool command $command in the package"
+    grep -q "Name=\"$command\"" <<< "$(unzip -p "$pkg" 'tools/net10.0/any/DotnetToolSettings.xml' 2>/dev/null)" || reason="no tool command $command in the package"
   fi
   if [ -z "$reason" ]; then
     dir="$work/x/$id"; mkdir -p "$dir" && unzip -q -o "$pkg" -d "$dir" 2>/dev/null
     dll=$(find "$dir/tools" -name "$(basename "${spec%%:*}").dll" | head -n 1)
-    info=$(inspect "$dll"); echo "$info" | grep -q 'first=/_/' || reason="no embedded PDB with mapped paths in $(basename "$dll"): $info"
+    info=$(inspect "$dll"); grep -q 'first=/_/' <<< "$info" || reason="no embedded PDB with mapped paths in $(basename "$dll"): $info"
   fi
   if [ -z "$reason" ]; then
     dotnet tool install --tool-path "$work/tools" --add-source "$work/feed-a" "$id" --prerelease >> "$log" 2>&1 || reason="dotnet tool install $id failed (artifacts/packaging/pack.log)"
@@ -88,7 +88,7 @@ for spec in "${tools[@]}"; do
       quicperf) out=$(timeout 60 "$work/tools/$command" -t 2 2>&1); expect='^second 1: .* gbit/s' ;;
       *) out=$(timeout 60 "$work/tools/$command" --sample rfc9001-client-initial 2>&1); expect='CRYPTO' ;;
     esac
-    echo "$out" | grep -q "$expect" || reason="the installed $command did not run: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+    grep -q "$expect" <<< "$out" || reason="the installed $command did not run: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
   fi
   if [ -z "$reason" ]; then echo "PASS packaging $id: MIT, README, commit ${commit:0:7}, embedded PDB; dotnet tool install and '$command' run"
   else echo "FAIL packaging $id: $reason"; fi
