@@ -279,7 +279,7 @@ public class TlsHandshakeTests
         Assert.False(p.Run());
         Assert.Equal(TlsAlert.UnknownCa, p.Client.Alert);
         Assert.True(p.Client.PeerCertificatePolicyErrors.HasFlag(SslPolicyErrors.RemoteCertificateChainErrors));
-        Assert.Equal("The remote certificate is invalid because of errors in the certificate chain: UntrustedRoot", p.Client.ErrorReason);
+        Assert.Equal("The remote certificate is invalid because of errors in the certificate chain: PartialChain", p.Client.ErrorReason);
     }
 
     [Fact]
