@@ -6,7 +6,7 @@ namespace QuicManaged.AspNetCore;
 
 /// <summary>
 /// The transport's log messages, all in one class: the logging source generator of the .NET 10 reference packs emits
-/// the classes of a compilation in an unstable order (dotnet/runtime issue 119587), so with messages in several classes
+/// the classes of a compilation in an unstable order (dotnet/runtime#119587), so with messages in several classes
 /// two builds of one commit gave different assemblies. One class keeps the build reproducible.
 /// </summary>
 internal static partial class TransportLog

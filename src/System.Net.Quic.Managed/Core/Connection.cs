@@ -189,7 +189,7 @@ internal sealed partial class Connection : IDisposable
     private List<ulong>? _tracedFrameTypes;
 
     // State of the concerns that live in the other Connection.*.cs files, declared here so that the whole state of a
-    // connection reads in one place (issue 19).
+    // connection reads in one place.
     // EarlyData
     private readonly Queue<TlsSessionTicket> _sessionTickets = new();
     private TransportParameters? _rememberedParameters;

@@ -10,8 +10,8 @@ namespace System.Net.Quic.Managed.Io;
 /// sockets at once (one poll(2) on Linux, Socket.Select elsewhere), receives from the ready ones, and steps a driver only
 /// when it has something to do (posted work, a wake-up, datagrams, a due timer). Client connections share a few of
 /// these (<see cref="ForClient"/>: one per core) instead of a thread each: with 50 connections in a process, 50 threads
-/// waking for their own timers and wake-ups burned most of two cores in poll and context switches (issue 14). Server
-/// listeners keep a thread of their own. A driver is only ever touched by its loop's thread, as before.
+/// waking for their own timers and wake-ups would burn most of two cores in poll and context switches. Server
+/// listeners keep a thread of their own. A driver is only ever touched by its loop's thread.
 /// </summary>
 internal sealed class UdpDriverLoop
 {
