@@ -22,7 +22,7 @@ public class QuicPerfProviderTests
     [Fact]
     public async Task AnUnknownProviderValueIsReportedOnceOnStandardError()
     {
-        var start = new Diagnostics.ProcessStartInfo("dotnet")
+        var start = new global::System.Diagnostics.ProcessStartInfo("dotnet")
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,
@@ -31,7 +31,7 @@ public class QuicPerfProviderTests
         start.ArgumentList.Add("-t");
         start.ArgumentList.Add("1");
         start.Environment[QuicProviderSelection.EnvironmentVariable] = "msqiuc";
-        using Diagnostics.Process process = Diagnostics.Process.Start(start)!;
+        using global::System.Diagnostics.Process process = global::System.Diagnostics.Process.Start(start)!;
         Task<string> stdout = process.StandardOutput.ReadToEndAsync();
         string stderr = await process.StandardError.ReadToEndAsync();
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
