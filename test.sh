@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: unit, RFC-vector, simulation and loopback tests (xUnit), then interop cases
-# against independent stacks where tests/interop/run.sh exists. Installs what it needs (root).
+# The whole test suite: unit, RFC-vector, simulation and loopback tests (xUnit; the API tests a second time on the
+# portable I/O path), the packages and samples as users take them, then interop cases against independent stacks
+# where tests/interop/run.sh exists. Installs what it needs (root).
 # Ends with one line: "N passed, N failed, N skipped", counted from the real results.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -26,6 +27,14 @@ dotnet test tests/System.Net.Quic.Managed.Tests -c Release --no-build --nologo \
   --logger "trx;LogFileName=unit.trx" --results-directory "$results" \
   --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=1500000
 unit_rc=$?
+# The API tests once more on the portable I/O path (what Windows and macOS run: Socket.ReceiveFrom, no recvmmsg/GRO, GSO,
+# eventfd or ECN socket options), switched on by QUIC_MANAGED_PORTABLE_IO; counted like the rest (about a minute).
+QUIC_MANAGED_PORTABLE_IO=1 dotnet test tests/System.Net.Quic.Managed.Tests -c Release --no-build --nologo \
+  --filter "FullyQualifiedName~System.Net.Quic.Managed.Tests.Api." \
+  --logger "trx;LogFileName=api-portable-io.trx" --results-directory "$results" \
+  --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=900000
+portable_rc=$?
+[ "$unit_rc" -eq 0 ] && unit_rc=$portable_rc
 # DatagramDumper's capture tests decode traffic with ngtcp2's gtlsclient (the interop peers script, idempotent) and with
 # quiche, which they install themselves (tests/interop/quiche/install.sh); without a peer such a test skips, saying why.
 for candidate in "${QUIC_PEERS_SCRIPT:-}" "$root/../shared/interop/peers.sh" /work/shared/interop/peers.sh; do
@@ -104,6 +113,16 @@ passed=$((passed + $(grep -c '^PASS ' "$results/quicperf.txt"))); failed=$((fail
 if [ -x samples/run.sh ]; then
   samples/run.sh | tee "$results/samples.txt"
   passed=$((passed + $(grep -c '^PASS ' "$results/samples.txt"))); failed=$((failed + $(grep -c '^FAIL ' "$results/samples.txt")))
+fi
+
+# The packages as a company takes them (tests/packaging/check-packages.sh): packed from a clean clone of HEAD, license,
+# README, symbols and commit inspected, both .NET tools installed and run, two clones built to identical DLLs. One
+# "PASS/FAIL packaging ..." line per check. QUIC_SKIP_PACKAGING=1 leaves it out (a few minutes).
+if [ "${QUIC_SKIP_PACKAGING:-0}" != 1 ]; then
+  tests/packaging/check-packages.sh | tee "$results/packaging.txt"
+  passed=$((passed + $(grep -c '^PASS ' "$results/packaging.txt"))); failed=$((failed + $(grep -c '^FAIL ' "$results/packaging.txt")))
+  skipped=$((skipped + $(grep -c '^SKIP ' "$results/packaging.txt")))
+  grep -qE '^(PASS|FAIL|SKIP) ' "$results/packaging.txt" || { echo "FAIL packaging: the check printed no result"; failed=$((failed + 1)); }
 fi
 
 # Interop cases against independent stacks write "PASS name" / "FAIL name" / "SKIP name: reason" lines.

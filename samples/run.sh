@@ -2,7 +2,8 @@
 # Packs QuicManaged (dotnet pack), builds the echo samples against that package from a local feed, runs them on
 # loopback, and prints one line: "PASS samples echo-from-package" or "FAIL samples echo-from-package: <reason>"; then
 # the same for the DATAGRAM sample: "PASS samples datagram-chat" or "FAIL samples datagram-chat: <reason>", and for the
-# HTTP/3 packages (Http3Server + Http3Client): "PASS/FAIL samples http3-from-package".
+# HTTP/3 packages (Http3Server + Http3Client): "PASS/FAIL samples http3-from-package"; and the README's example in a fresh
+# `dotnet new console` project: "PASS/FAIL samples readme-example".
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -29,6 +30,29 @@ out=$(timeout 30 dotnet "$here/EchoClient/bin/Release/net10.0/EchoClient.dll" "$
 echo "$out" >> "$log"
 echo "$out" | grep -q "^echo: echo through the package$" || fail "unexpected client output: $out"
 echo "PASS samples echo-from-package"
+
+# The README's example as a new user takes it: a fresh directory outside the repository (no Directory.Build.props, no
+# central package versions), `dotnet new console`, `dotnet add package QuicManaged --prerelease` from a feed holding only
+# the package just packed, the example cut from README.md between its markers (so the two cannot drift), `dotnet run`.
+readme_example() {
+  local dir feed1 out
+  dir=$(mktemp -d /tmp/quicmanaged-readme.XXXXXX) || { echo "no temporary directory"; return 1; }
+  feed1="$dir/feed"; mkdir -p "$feed1" "$dir/app" && cp "$feed/QuicManaged.$version.nupkg" "$feed1/"
+  printf '%s\n' '<?xml version="1.0" encoding="utf-8"?>' '<configuration>' \
+    "  <packageSources><clear /><add key=\"local\" value=\"$feed1\" /></packageSources>" \
+    "  <config><add key=\"globalPackagesFolder\" value=\"$cache\" /></config>" '</configuration>' > "$dir/nuget.config"
+  cd "$dir/app" || return 1
+  dotnet new console -n ReadmeExample -o . >> "$log" 2>&1 || { echo "dotnet new console failed (artifacts/samples.log)"; return 1; }
+  dotnet add package QuicManaged --prerelease >> "$log" 2>&1 || { echo "dotnet add package QuicManaged --prerelease failed (artifacts/samples.log)"; return 1; }
+  grep -q "Include=\"QuicManaged\" Version=\"$version\"" ReadmeExample.csproj || { echo "the project does not reference QuicManaged $version: $(grep PackageReference ReadmeExample.csproj)"; return 1; }
+  awk '/<!-- readme-example:echo -->/ { on = 1; next } /<!-- \/readme-example:echo -->/ { on = 0 } on && !/^```/' "$root/README.md" > Program.cs
+  [ "$(wc -l < Program.cs)" -ge 10 ] || { echo "no example between the markers in README.md"; return 1; }
+  out=$(timeout 180 dotnet run -c Release 2>&1) || { echo "dotnet run failed: $(echo "$out" | tail -n 3 | tr '\n' ' ')"; return 1; }
+  echo "$out" >> "$log"
+  [ "$(echo "$out" | tail -n 1)" = "hello over QUIC" ] || { echo "unexpected output: $(echo "$out" | tail -n 3 | tr '\n' ' ')"; return 1; }
+  cd "$root" && rm -rf "$dir"
+}
+if reason=$(readme_example); then echo "PASS samples readme-example"; else echo "FAIL samples readme-example: $reason"; fi
 
 # DatagramChat: a stream and DATAGRAM (RFC 9221) side by side, server and client in one process.
 chat_fail() { echo "FAIL samples datagram-chat: $1"; exit 0; }

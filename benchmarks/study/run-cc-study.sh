@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Congestion-control comparison (issue 15): managed QUIC with NewReno, CUBIC and BBR (the server's
+# Congestion-control comparison: managed QUIC with NewReno, CUBIC and BBR (the server's
 # QuicConnectionOptions.CongestionControlAlgorithm: the server sends the responses), and TCP+TLS 1.3 with the kernel's
 # CUBIC and BBR (set per server network namespace) for reference, through the same userspace link emulator as
 # run-study.sh: 25 ms one-way delay (50 ms RTT), 100 Mbit/s bottleneck per direction, 512 KiB drop-tail queue,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Protocol study (issue 8): TCP+TLS 1.3 (SslStream) vs managed QUIC through the same userspace packet emulator.
+# Protocol study: TCP+TLS 1.3 (SslStream) vs managed QUIC through the same userspace packet emulator.
 # For each one-way delay {0,10,20,50} ms and loss {0,1,5} % (both directions, seeded), measures handshake, time to first
 # byte, transfer and close time for 1 KiB, 1 MiB and 32 MiB responses, N repetitions each (fresh connection each time).
 # Link: 100 Mbit/s bottleneck per direction with a 512 KiB drop-tail queue (see docs/STUDY.md).

@@ -211,12 +211,9 @@ internal sealed partial class QuicManagedConnectionContext : MultiplexedConnecti
         _closed.Dispose();
     }
 
-    [LoggerMessage(10, LogLevel.Debug, "Connection {ConnectionId} closed by the peer with application error {ErrorCode}.")]
-    private static partial void LogPeerClosed(ILogger logger, string connectionId, long errorCode);
+    private static void LogPeerClosed(ILogger logger, string connectionId, long errorCode) => TransportLog.ConnectionPeerClosed(logger, connectionId, errorCode);
 
-    [LoggerMessage(11, LogLevel.Debug, "Connection {ConnectionId} aborted with error {ErrorCode}: {Reason}")]
-    private static partial void LogAbort(ILogger logger, string connectionId, long errorCode, string reason);
+    private static void LogAbort(ILogger logger, string connectionId, long errorCode, string reason) => TransportLog.ConnectionAbort(logger, connectionId, errorCode, reason);
 
-    [LoggerMessage(12, LogLevel.Error, "A ConnectionClosed callback threw.")]
-    private static partial void LogCallbackFailed(ILogger logger, Exception exception);
+    private static void LogCallbackFailed(ILogger logger, Exception exception) => TransportLog.ConnectionCallbackFailed(logger, exception);
 }

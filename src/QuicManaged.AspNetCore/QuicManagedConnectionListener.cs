@@ -151,12 +151,9 @@ internal sealed partial class QuicManagedConnectionListener : IMultiplexedConnec
         }
     }
 
-    [LoggerMessage(1, LogLevel.Debug, "QuicManaged listening for HTTP/3 on {EndPoint}.")]
-    private static partial void LogListening(ILogger logger, EndPoint endPoint);
+    private static void LogListening(ILogger logger, EndPoint endPoint) => TransportLog.Listening(logger, endPoint);
 
-    [LoggerMessage(2, LogLevel.Warning, "The TLS configuration of {EndPoint} has no server certificate: QUIC handshakes will fail.")]
-    private static partial void LogNoCertificate(ILogger logger, EndPoint endPoint);
+    private static void LogNoCertificate(ILogger logger, EndPoint endPoint) => TransportLog.NoCertificate(logger, endPoint);
 
-    [LoggerMessage(3, LogLevel.Debug, "A QUIC handshake failed; the listener keeps accepting.")]
-    private static partial void LogHandshakeFailed(ILogger logger, Exception exception);
+    private static void LogHandshakeFailed(ILogger logger, Exception exception) => TransportLog.HandshakeFailed(logger, exception);
 }

@@ -371,12 +371,9 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         public PipeWriter Output { get; } = output;
     }
 
-    [LoggerMessage(20, LogLevel.Debug, "Stream {ConnectionId} aborted with error {ErrorCode}: {Reason}")]
-    private static partial void LogAbort(ILogger logger, string connectionId, long errorCode, string reason);
+    private static void LogAbort(ILogger logger, string connectionId, long errorCode, string reason) => TransportLog.StreamAbort(logger, connectionId, errorCode, reason);
 
-    [LoggerMessage(21, LogLevel.Debug, "Stream {ConnectionId}: the output ended with an error.")]
-    private static partial void LogSendFailed(ILogger logger, string connectionId, Exception exception);
+    private static void LogSendFailed(ILogger logger, string connectionId, Exception exception) => TransportLog.StreamSendFailed(logger, connectionId, exception);
 
-    [LoggerMessage(22, LogLevel.Error, "Stream {ConnectionId}: a closed callback threw.")]
-    private static partial void LogCallbackFailed(ILogger logger, string connectionId, Exception exception);
+    private static void LogCallbackFailed(ILogger logger, string connectionId, Exception exception) => TransportLog.StreamCallbackFailed(logger, connectionId, exception);
 }

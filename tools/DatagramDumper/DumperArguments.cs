@@ -228,7 +228,7 @@ internal sealed class DumperArguments
             int inputs = 0;
             foreach (Option input in new Option[] { s_hexOption, s_fileOption, s_sampleOption, s_pcapOption, s_netTraceOption, s_pidOption })
             {
-                // Every occurrence counts: "--hex 00 --hex 01" is two inputs, as before.
+                // Every occurrence counts: "--hex 00 --hex 01" is two inputs.
                 if (r.GetResult(input) is { } given) inputs += Math.Max(1, given.IdentifierTokenCount);
             }
 

@@ -12,7 +12,7 @@ namespace System.Net.Quic.Managed;
 /// One field holds the state, changed with compare-and-swap so it can be completed on the driver thread while the
 /// application reads <see cref="Task"/>: null (pending, nobody waiting), <see cref="s_succeeded"/> (completed),
 /// an <see cref="Exception"/> (faulted), or the <see cref="TaskCompletionSource"/> that was handed out (which then
-/// carries the outcome). Continuations run asynchronously, as before. A fault is marked observed, like the
+/// carries the outcome). Continuations run asynchronously. A fault is marked observed, like the
 /// TaskCompletionSource it replaces: nobody has to await these tasks.
 /// </remarks>
 internal struct ClosedSignal

@@ -8,8 +8,8 @@ namespace System.Net.Quic.Managed;
 /// Opening outbound streams. Once the handshake is done and the peer's stream limit (RFC 9000 §4.6) has room, a stream
 /// opens on the caller's thread: its ID is the next one of its type, known without asking the core, and the driver
 /// registers it when the posted open runs, before anything the application does with the stream next (the driver's
-/// work queue is first in, first out). Otherwise the open goes to the driver and waits there for the peer's limit, as
-/// it always did. A request/response client used to pay a driver turn and a thread-pool hop per stream to learn an ID.
+/// work queue is first in, first out). Otherwise the open goes to the driver and waits there for the peer's limit.
+/// A request/response client thus pays no driver turn and no thread-pool hop per stream to learn an ID.
 /// </summary>
 /// <remarks>
 /// Order is what keeps the IDs right: the core hands out IDs in the order its opens run, so every open of a type goes

@@ -160,7 +160,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
-            // The caller's token ends the call at once (issue 18: within 100 ms); closing and releasing the socket and
+            // The caller's token ends the call at once (within 100 ms); closing and releasing the socket and
             // thread need a round trip to the driver thread, which a loaded machine may not schedule that soon.
             _ = DisposeInBackgroundAsync(connection);
             throw;

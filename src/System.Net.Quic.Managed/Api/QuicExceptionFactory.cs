@@ -57,6 +57,11 @@ internal static class QuicExceptionFactory
             return new QuicException(QuicError.InternalError, null, null,
                 $"An internal error has occurred. Status code: QUIC_STATUS_HANDSHAKE_FAILURE{(error.Reason is null ? "" : " (" + error.Reason + ")")}", inner);
         }
+        if (!error.ByPeer && error.Reason is string reason && reason.StartsWith(Tls.CertificateValidator.RejectionPrefix, StringComparison.Ordinal))
+        {
+            // This side rejected the peer's certificate: System.Net.Quic's message alone, as SslStream words it.
+            return new AuthenticationException(reason, inner);
+        }
         string what = error.Code == 0x178 ? "no common application protocol (ALPN)" : $"TLS alert {error.Code - 0x100}";
         return new AuthenticationException($"Authentication failed: {what}{(error.Reason is null ? "" : " (" + error.Reason + ")")}.", inner);
     }

@@ -1,11 +1,14 @@
+using System.IO;
+
 namespace System.Net.Quic.Managed;
 
 /// <summary>
-/// Which provider a listener or connection runs on. Precedence (issue #5): the per-instance <see cref="QuicProvider"/>
+/// Which provider a listener or connection runs on. Precedence: the per-instance <see cref="QuicProvider"/>
 /// argument, then the AppContext switch <see cref="AppContextSwitch"/>, then the environment variable
 /// <see cref="EnvironmentVariable"/>; values are <c>managed</c> (the default) or <c>msquic</c>, case-insensitive.
-/// An unrecognized value is ignored (the next source decides) rather than guessed at. The process default is read
-/// once, at the first use of the API, and never again.
+/// An unrecognized value is ignored (the next source decides) rather than guessed at, with one warning per source: a
+/// line on standard error and the EventSource's Warning event ProviderValueIgnored. The process default is read once,
+/// at the first use of the API, and never again.
 /// </summary>
 internal static class QuicProviderSelection
 {
@@ -13,10 +16,7 @@ internal static class QuicProviderSelection
     public const string AppContextSwitch = "System.Net.Quic.Managed.Provider";
 
     // Static readonly: the CLR runs the initializer once, on first access, so both sources are read exactly once.
-    private static readonly QuicProvider s_default = Resolve(
-        perInstance: null,
-        appContextValue: AppContext.GetData(AppContextSwitch)?.ToString(),
-        environmentValue: Environment.GetEnvironmentVariable(EnvironmentVariable));
+    private static readonly QuicProvider s_default = ResolveProcessDefault();
 
     /// <summary>The process-wide provider when no per-instance choice is given.</summary>
     public static QuicProvider Default => s_default;
@@ -29,6 +29,39 @@ internal static class QuicProviderSelection
         if (TryParse(environmentValue, out QuicProvider fromEnvironment)) return fromEnvironment;
         return QuicProvider.Managed;
     }
+
+    private static QuicProvider ResolveProcessDefault()
+    {
+        string? appContextValue = AppContext.GetData(AppContextSwitch)?.ToString();
+        string? environmentValue = Environment.GetEnvironmentVariable(EnvironmentVariable);
+        QuicProvider chosen = Resolve(null, appContextValue, environmentValue);
+        Warn(AppContextSwitch, appContextValue, chosen);
+        Warn(EnvironmentVariable, environmentValue, chosen);
+        return chosen;
+    }
+
+    private static void Warn(string source, string? value, QuicProvider used)
+    {
+        if (IgnoredValueWarning(source, value, used) is not string warning) return;
+        Diagnostics.QuicEventSource.Log.ProviderValueIgnored(source, value!, used.ToString());
+        try
+        {
+            Console.Error.WriteLine(warning);
+        }
+        catch (IOException)
+        {
+            // No usable standard error: the EventSource event still says it.
+        }
+    }
+
+    /// <summary>
+    /// The warning for a provider setting that is set but names no provider (a typo: <c>msqiuc</c>), or null when the
+    /// value is absent, blank or recognized. <paramref name="used"/> is the provider the process runs on instead.
+    /// </summary>
+    public static string? IgnoredValueWarning(string source, string? value, QuicProvider used)
+        => string.IsNullOrWhiteSpace(value) || TryParse(value, out _)
+            ? null
+            : $"warning: QuicManaged: {source}='{value}' is not a QUIC provider (expected 'managed' or 'msquic'); it is ignored and the {used} provider is used.";
 
     /// <summary>Parses <c>managed</c> or <c>msquic</c> (trimmed, case-insensitive); false for null, empty or anything else.</summary>
     public static bool TryParse(string? value, out QuicProvider provider)

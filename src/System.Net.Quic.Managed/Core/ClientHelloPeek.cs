@@ -14,7 +14,7 @@ namespace System.Net.Quic.Managed.Core;
 /// the packet; it does so on a copy, leaving the datagram for the connection that will process it for real. CRYPTO
 /// frames from offset 0 are reassembled (clients such as Chrome split and reorder them). When the ClientHello does not
 /// fit in the first datagram (large key shares, e.g. post-quantum ones, spread it over two), the name is not known yet
-/// and null is returned: the callback then sees an empty name, as before, rather than waiting for a second datagram.
+/// and null is returned: the callback then sees an empty name rather than waiting for a second datagram.
 /// </para>
 /// Attacker-controlled input: every length is checked and nothing throws; anything unexpected yields null.
 /// </summary>

@@ -183,7 +183,7 @@ internal sealed partial class Connection : IDisposable
 
 
     // State of the concerns that live in the other Connection.*.cs files, declared here so that the whole state of a
-    // connection reads in one place (issue 19).
+    // connection reads in one place.
     // EarlyData
     // Frames
     // Paths

@@ -14,7 +14,7 @@ namespace System.Net.Quic.Managed.Crypto;
 /// <para>
 /// Why not <see cref="AesGcm"/>: on Linux every call goes through OpenSSL's EVP layer, whose fixed cost per call
 /// (error-queue clearing, parameter lookups by name, frees) dwarfs the cipher work for a 1,200-byte packet. A profile
-/// of a bulk transfer (docs/PERFORMANCE.md, session 4) put `ERR_clear_error`, `CRYPTO_free`, `OSSL_PARAM_locate` and
+/// of a bulk transfer (docs/PERFORMANCE.md) put `ERR_clear_error`, `CRYPTO_free`, `OSSL_PARAM_locate` and
 /// friends at about a third of both the sending and the receiving driver thread, with the AES and GHASH work itself
 /// under 3%.
 /// </para>

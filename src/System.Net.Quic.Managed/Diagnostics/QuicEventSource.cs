@@ -30,6 +30,7 @@ internal sealed class QuicEventSource : EventSource
     private const int StreamOpenedId = 4;
     private const int StreamClosedId = 5;
     private const int HandshakeFailedId = 6;
+    private const int ProviderValueIgnoredId = 7;
     private const int DatagramSentId = 10;
     private const int DatagramReceivedId = 11;
     private const int SecretId = 12;
@@ -67,6 +68,11 @@ internal sealed class QuicEventSource : EventSource
     [Event(HandshakeFailedId, Level = EventLevel.Warning)]
     public void HandshakeFailed(string connectionId, long errorCode, string reason)
         => WriteEvent(HandshakeFailedId, connectionId, errorCode, reason);
+
+    /// <summary>DOTNET_SYSTEM_NET_QUIC_PROVIDER or the AppContext switch holds a value that names no provider.</summary>
+    [Event(ProviderValueIgnoredId, Level = EventLevel.Warning)]
+    public void ProviderValueIgnored(string source, string value, string providerUsed)
+        => WriteEvent(ProviderValueIgnoredId, source, value, providerUsed);
 
     [Event(ConnectionClosedId, Level = EventLevel.Informational)]
     public void ConnectionClosed(string connectionId, long errorCode, bool isApplicationError, bool byPeer, string reason)

@@ -7,7 +7,7 @@ namespace System.Net.Quic.Managed.Io;
 /// Dedicated threads for <see cref="UdpDriver"/> loops, kept after a loop ends so the next driver starts without
 /// creating a thread. Every client connection has its own socket and driver; creating its thread (stack mapping,
 /// start-up hand-shake with the runtime) measured ~0.4 ms of a ~3 ms loopback connect on a 2-vCPU VM, paid on the
-/// connecting thread. A thread still runs exactly one loop at a time, so one thread owns each socket as before.
+/// connecting thread. A thread still runs exactly one loop at a time, so one thread owns each socket.
 /// Threads idle longer than <see cref="IdleTimeout"/> exit; at most <see cref="MaxIdleThreads"/> wait at once.
 /// </summary>
 internal static class DriverThreadPool

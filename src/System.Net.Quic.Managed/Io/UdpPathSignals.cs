@@ -32,11 +32,11 @@ internal sealed class UdpPathSignals
     {
         _socket = socket;
         _v6 = socket.AddressFamily == AddressFamily.InterNetworkV6;
-        if (!OperatingSystem.IsLinux()) return;
+        if (!OperatingSystem.IsLinux() || UdpReceiver.PortableIoForced) return;
         // A dual-stack IPv6 socket sends and receives IPv4 too: the IPv4 options apply to that traffic.
         ReceivesEcn = TrySet(IpProtoIp, IpRecvTos, 1) | (_v6 && TrySet(IpProtoIpv6, Ipv6RecvTClass, 1));
         DontFragment = TrySet(IpProtoIp, IpMtuDiscover, IpPmtuDiscProbe) | (_v6 && TrySet(IpProtoIpv6, Ipv6MtuDiscover, Ipv6PmtuDiscProbe));
-        CanMark = OperatingSystem.IsLinux();
+        CanMark = true;
     }
 
     /// <summary>The kernel reports the TOS / Traffic Class byte of received datagrams.</summary>

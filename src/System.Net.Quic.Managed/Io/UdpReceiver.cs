@@ -23,15 +23,27 @@ internal abstract class UdpReceiver
     /// <summary>The same as an environment variable ("1" or "true"), for tools and tests run from a shell.</summary>
     public const string DisableBatchingEnvironmentVariable = "QUIC_MANAGED_DISABLE_UDP_BATCHING";
 
-    /// <summary>True when configuration asks for the portable path.</summary>
-    public static bool BatchingDisabledByConfiguration
+    /// <summary>
+    /// AppContext switch that makes the I/O layer run as on an OS without the Linux fast path: no recvmmsg/UDP_GRO, no
+    /// poll/eventfd waits, no UDP_SEGMENT (GSO), no ECN or Don't Fragment socket options. The test suite runs the API
+    /// tests once this way, so the path Windows and macOS take is exercised on Linux.
+    /// </summary>
+    public const string PortableIoSwitch = "System.Net.Quic.Managed.PortableIo";
+
+    /// <summary>The same as an environment variable ("1" or "true").</summary>
+    public const string PortableIoEnvironmentVariable = "QUIC_MANAGED_PORTABLE_IO";
+
+    /// <summary>True when configuration asks for the portable I/O path as a whole (<see cref="PortableIoSwitch"/>).</summary>
+    public static bool PortableIoForced => IsSet(PortableIoSwitch, PortableIoEnvironmentVariable);
+
+    /// <summary>True when configuration asks for the portable receive path.</summary>
+    public static bool BatchingDisabledByConfiguration => PortableIoForced || IsSet(DisableBatchingSwitch, DisableBatchingEnvironmentVariable);
+
+    private static bool IsSet(string appContextSwitch, string environmentVariable)
     {
-        get
-        {
-            if (AppContext.TryGetSwitch(DisableBatchingSwitch, out bool disabled) && disabled) return true;
-            string? value = Environment.GetEnvironmentVariable(DisableBatchingEnvironmentVariable);
-            return value is "1" || string.Equals(value, "true", StringComparison.OrdinalIgnoreCase);
-        }
+        if (AppContext.TryGetSwitch(appContextSwitch, out bool enabled) && enabled) return true;
+        string? value = Environment.GetEnvironmentVariable(environmentVariable);
+        return value is "1" || string.Equals(value, "true", StringComparison.OrdinalIgnoreCase);
     }
 
     /// <summary>

@@ -22,7 +22,7 @@ internal sealed class UdpSegmentation
     {
         _socket = socket;
         // Probe with 0 ("no segmentation"): the option must not split single datagrams sent later (see PrepareSingleSend).
-        IsEnabled = enable && OperatingSystem.IsLinux() && TrySet(0);
+        IsEnabled = enable && OperatingSystem.IsLinux() && !UdpReceiver.PortableIoForced && TrySet(0);
     }
 
     public bool IsEnabled { get; private set; }

@@ -407,13 +407,13 @@ internal sealed partial class TlsHandshake : IDisposable
             return true;
         }
 
-        alert = CertificateValidator.Validate(leaf, intermediates, !IsServer, _options, out SslPolicyErrors errors);
+        alert = CertificateValidator.Validate(leaf, intermediates, !IsServer, _options, out SslPolicyErrors errors, out string? rejection);
         foreach (X509Certificate2 c in intermediates) c.Dispose();
         PeerCertificatePolicyErrors = errors;
         if (alert != null)
         {
             leaf?.Dispose();
-            return Fail(alert.Value, "peer certificate rejected: " + errors);
+            return Fail(alert.Value, rejection ?? "peer certificate rejected: " + errors);
         }
         PeerCertificate = leaf;
         _transcript.Append(message);

@@ -20,6 +20,30 @@ public class QuicPerfProviderTests
     }
 
     [Fact]
+    public async Task AnUnknownProviderValueIsReportedOnceOnStandardError()
+    {
+        var start = new global::System.Diagnostics.ProcessStartInfo("dotnet")
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        };
+        start.ArgumentList.Add(typeof(PerfOptions).Assembly.Location);
+        start.ArgumentList.Add("-t");
+        start.ArgumentList.Add("1");
+        start.Environment[QuicProviderSelection.EnvironmentVariable] = "msqiuc";
+        using global::System.Diagnostics.Process process = global::System.Diagnostics.Process.Start(start)!;
+        Task<string> stdout = process.StandardOutput.ReadToEndAsync();
+        string stderr = await process.StandardError.ReadToEndAsync();
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        await process.WaitForExitAsync(timeout.Token);
+        string expected = QuicProviderSelection.IgnoredValueWarning(QuicProviderSelection.EnvironmentVariable, "msqiuc", QuicProvider.Managed)!;
+        Assert.Equal(1, stderr.Split('\n').Count(line => line.TrimEnd() == expected));
+        // The typo is ignored, not fatal: the run goes on with the managed provider.
+        Assert.Equal(0, process.ExitCode);
+        Assert.Contains("second 1:", await stdout, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void ExplicitProviderWinsOverTheLibrarysDefault()
     {
         Assert.True(PerfOptions.TryParse(new[] { "--provider", "managed" }, QuicProvider.MsQuic, out PerfOptions options, out _));

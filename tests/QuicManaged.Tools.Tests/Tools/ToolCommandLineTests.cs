@@ -7,7 +7,7 @@ using QuicManaged.Tools.QuicPerf;
 namespace System.Net.Quic.Managed.Tests.Tools;
 
 /// <summary>
-/// The tools' System.CommandLine command lines: the invocations of test.sh and the study scripts parse as before, bad
+/// The tools' System.CommandLine command lines: the invocations of test.sh and the study scripts parse, bad
 /// values are refused with a message, and each tool's README carries its current --help.
 /// </summary>
 public class ToolCommandLineTests

@@ -5,7 +5,7 @@ using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
 namespace System.Net.Quic.Managed.Tests.Api;
 
 /// <summary>
-/// <see cref="QuicConnectionOptions.CongestionControlAlgorithm"/> (issue 15): validated like the other options, mapped to
+/// <see cref="QuicConnectionOptions.CongestionControlAlgorithm"/>: validated like the other options, mapped to
 /// the core's controller, and a BBR connection transfers byte-exact on loopback. The msquic provider ignores the
 /// option (System.Net.Quic has no congestion-control setting), so the transfer case runs on both providers.
 /// </summary>

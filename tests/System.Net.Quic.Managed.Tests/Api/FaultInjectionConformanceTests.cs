@@ -6,7 +6,7 @@ using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
 namespace System.Net.Quic.Managed.Tests.Api;
 
 /// <summary>
-/// Issue 18's process- and path-level faults on real loopback sockets, on both providers: a peer that vanishes in the
+/// Process- and path-level faults on real loopback sockets, on both providers: a peer that vanishes in the
 /// middle of a transfer, a server that restarts, and the pending calls of the listener and of ConnectAsync (those of
 /// streams and connections are in StreamConformanceTests.PendingCallEndsPromptly). Each states its outcome and bound.
 /// </summary>

@@ -3,7 +3,7 @@ using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
 namespace System.Net.Quic.Managed.Tests.Api;
 
 /// <summary>
-/// The provider choice (issue #5): per-instance <see cref="QuicProvider"/> wins over the AppContext switch, which wins
+/// The provider choice: per-instance <see cref="QuicProvider"/> wins over the AppContext switch, which wins
 /// over DOTNET_SYSTEM_NET_QUIC_PROVIDER; read once; an unusable provider throws PlatformNotSupportedException.
 /// </summary>
 public class ProviderSwitchTests
@@ -43,6 +43,22 @@ public class ProviderSwitchTests
     [InlineData(null, "typo", "typo", QuicProvider.Managed)]
     public void PerInstanceWinsOverAppContextWhichWinsOverEnvironment(QuicProvider? perInstance, string? appContext, string? environment, QuicProvider expected)
         => Assert.Equal(expected, QuicProviderSelection.Resolve(perInstance, appContext, environment));
+
+    [Theory]
+    [InlineData(null)]
+    [InlineData("")]
+    [InlineData("  ")]
+    [InlineData("managed")]
+    [InlineData(" MsQuic ")]
+    public void ARecognizedOrAbsentValueGivesNoWarning(string? value)
+        => Assert.Null(QuicProviderSelection.IgnoredValueWarning(QuicProviderSelection.EnvironmentVariable, value, QuicProvider.Managed));
+
+    [Fact]
+    public void ATypoIsReportedWithTheVariableTheValueAndTheProviderUsed()
+    {
+        string? warning = QuicProviderSelection.IgnoredValueWarning(QuicProviderSelection.EnvironmentVariable, "msqiuc", QuicProvider.Managed);
+        Assert.Equal("warning: QuicManaged: DOTNET_SYSTEM_NET_QUIC_PROVIDER='msqiuc' is not a QUIC provider (expected 'managed' or 'msquic'); it is ignored and the Managed provider is used.", warning);
+    }
 
     [Fact]
     public void TheProcessDefaultIsReadOnce()

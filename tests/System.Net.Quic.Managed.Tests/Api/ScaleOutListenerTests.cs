@@ -6,7 +6,7 @@ using Xunit.Abstractions;
 namespace System.Net.Quic.Managed.Tests.Api;
 
 /// <summary>
-/// Scale-out options of the managed listener (issue 17): several SO_REUSEPORT sockets with a driver each, kernel steering
+/// Scale-out options of the managed listener: several SO_REUSEPORT sockets with a driver each, kernel steering
 /// by the worker tag of our connection IDs, hand-over of misdelivered datagrams, QUIC-LB IDs and fleet keys. Loopback,
 /// managed provider (System.Net.Quic has no such settings: the msquic provider refuses them, see the last test).
 /// </summary>

@@ -428,7 +428,7 @@ public class StreamConformanceTests
     [MemberData(nameof(Providers))]
     public async Task CloseAsyncWithACancelledTokenThrowsAndStillCloses(string provider)
     {
-        // Repeated: the managed provider used to complete (or not) depending on a race with its driver thread.
+        // Repeated: whether the call completes must not depend on a race with the driver thread.
         for (int i = 0; i < 5; i++)
         {
             await WithConnectedPairAsync(provider, async (client, server, ct) =>

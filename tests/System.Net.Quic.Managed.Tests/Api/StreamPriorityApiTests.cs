@@ -3,7 +3,7 @@ using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
 
 namespace System.Net.Quic.Managed.Tests.Api;
 
-/// <summary>Issue 15: <see cref="QuicStream.Priority"/> through the public API, over loopback.</summary>
+/// <summary><see cref="QuicStream.Priority"/> through the public API, over loopback.</summary>
 public class StreamPriorityApiTests(ITestOutputHelper output)
 {
     public static TheoryData<string> Providers => new() { "managed", "msquic" };

@@ -8,7 +8,7 @@ using Xunit.Abstractions;
 namespace System.Net.Quic.Managed.Tests.Api;
 
 /// <summary>
-/// Two server processes on one UDP port (issue 17): each is <c>QuicLoad serve</c> with one SO_REUSEPORT socket, the
+/// Two server processes on one UDP port: each is <c>QuicLoad serve</c> with one SO_REUSEPORT socket, the
 /// group spanning both (<see cref="QuicListenerOptions.ReusePortGroupSize"/> 2, index 0 and 1, started in that order so
 /// that the kernel's group indices match), and the same fleet keys. Each server opens a unidirectional stream on every
 /// connection carrying its group index, so the client knows which process holds it, and echoes every bidirectional

@@ -8,7 +8,7 @@ namespace System.Net.Quic.Managed.Tests.Core;
 public class ConnectionKeyUpdateTests(ITestOutputHelper output)
 {
     /// <summary>
-    /// Issue 4 / RFC 9001 §6: key updates started alternately by the client and the server in the middle of a transfer
+    /// RFC 9001 §6: key updates started alternately by the client and the server in the middle of a transfer
     /// with loss and reordering (packets of the old phase still arrive after the update); every byte arrives and both
     /// sides count every update (the initiator when it starts it, the responder when it sees the new phase).
     /// </summary>

@@ -4,7 +4,7 @@ using System.Net.Quic.Managed.Wire;
 namespace System.Net.Quic.Managed.Tests.Core;
 
 /// <summary>
-/// Issue 4: each protocol violation, delivered inside a correctly protected 1-RTT packet of the real peer, makes the
+/// Each protocol violation, delivered inside a correctly protected 1-RTT packet of the real peer, makes the
 /// receiver close with the error code RFC 9000 assigns to it, and the offender sees that code from its peer.
 /// </summary>
 public class ConnectionProtocolViolationTests

@@ -6,7 +6,7 @@ namespace System.Net.Quic.Managed.Tests.Core;
 public class ConnectionRobustnessTests(ITestOutputHelper output)
 {
     /// <summary>
-    /// Issue 4: thousands of random and mutated datagrams (bit flips, truncations, forged headers with real connection
+    /// Thousands of random and mutated datagrams (bit flips, truncations, forged headers with real connection
     /// IDs, random long-header Initials) are injected at both endpoints during a transfer. Nothing throws, the transfer
     /// either completes or the connection closes with a transport error, and the endpoints' state stays bounded.
     /// </summary>
@@ -101,7 +101,7 @@ public class ConnectionRobustnessTests(ITestOutputHelper output)
         }
     }
 
-    /// <summary>Issue 4: the same seed gives the same run, here a whole transfer over a lossy, reordering link.</summary>
+    /// <summary>The same seed gives the same run, here a whole transfer over a lossy, reordering link.</summary>
     [Theory]
     [InlineData(910)]
     [InlineData(911)]

@@ -11,7 +11,7 @@ public class ConnectionStreamConcurrencyTests(ITestOutputHelper output)
     private static int LengthOf(long streamIndex) => 100 + (int)(streamIndex * 37 % 3000);
 
     /// <summary>
-    /// Issue 4: 1,000 bidirectional streams on one connection, each written with FIN and echoed back by the server,
+    /// 1,000 bidirectional streams on one connection, each written with FIN and echoed back by the server,
     /// every byte checked both ways. The server allows 100 at once, so the client must wait for MAX_STREAMS, which
     /// the server sends as streams close (RFC 9000 §4.6).
     /// </summary>
@@ -183,7 +183,7 @@ public class ConnectionStreamConcurrencyTests(ITestOutputHelper output)
     }
 
     /// <summary>
-    /// Issue 4: a reader that consumes 16 KiB every 10 ms holds a fast sender at its flow-control limit. The sender's
+    /// A reader that consumes 16 KiB every 10 ms holds a fast sender at its flow-control limit. The sender's
     /// buffered and allocated memory stays within its send buffer and the receiver's within its stream window; once
     /// the reader speeds up the transfer completes byte-exact.
     /// </summary>

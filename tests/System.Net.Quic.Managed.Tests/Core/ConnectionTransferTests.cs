@@ -44,7 +44,7 @@ public class ConnectionTransferTests(ITestOutputHelper output)
 
 public class ConnectionGoodputTests(ITestOutputHelper output)
 {
-    /// <summary>Issue 4: on a 50 Mbit/s, 20 ms RTT link without loss, goodput reaches at least 90 % of the link rate.</summary>
+    /// <summary>On a 50 Mbit/s, 20 ms RTT link without loss, goodput reaches at least 90 % of the link rate.</summary>
     [Theory]
     [InlineData("cubic")]
     [InlineData("newreno")]

@@ -4,7 +4,7 @@ using Xunit.Abstractions;
 namespace System.Net.Quic.Managed.Tests.Core;
 
 /// <summary>
-/// Issue 18's link faults in the deterministic simulator, each with its expected outcome and bound (simulated time):
+/// Link faults in the deterministic simulator, each with its expected outcome and bound (simulated time):
 /// duplicated datagrams change nothing, corrupted ones (one flipped bit) are discarded by packet protection and the
 /// connection carries on, all faults at once still deliver every byte, and a peer that vanishes mid-transfer is given
 /// up at the idle timeout. Loss alone (30 % during the handshake, 10 % during a transfer), reordering and a server that

@@ -6,7 +6,7 @@ using Xunit.Abstractions;
 namespace System.Net.Quic.Managed.Tests.Core;
 
 /// <summary>
-/// Fleet keys (issue 17): servers behind one load balancer that share the address validation token key accept each
+/// Fleet keys: servers behind one load balancer that share the address validation token key accept each
 /// other's Retry tokens (RFC 9000 §8.1.3), and servers that share the static reset key send valid stateless resets for
 /// each other's connections (§10.3.2). "Another server of the fleet" is a new server endpoint at the same address, with
 /// another QUIC-LB server ID, taking over from the first (which is what a balancer does when a server goes away).

@@ -6,7 +6,7 @@ using System.Net.Quic.Managed.Tests.Api;
 namespace System.Net.Quic.Managed.Tests.Diagnostics;
 
 /// <summary>
-/// Issue #7 end to end: a real loopback connection through the public API, observed by an in-process EventListener
+/// End to end: a real loopback connection through the public API, observed by an in-process EventListener
 /// (and a MeterListener): every informational event, the datagram events, Secret only with the key log opt-in, and
 /// the counters moving with real traffic.
 /// </summary>

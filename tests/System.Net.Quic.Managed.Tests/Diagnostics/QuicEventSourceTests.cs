@@ -72,7 +72,7 @@ public class QuicEventSourceTests
             Assert.Contains(listener.Events, e => RecordingEventListener.CounterName(e) == "datagrams-sent" && RecordingEventListener.CounterValue(e) >= before + 2);
             Assert.Contains(listener.Events, e => RecordingEventListener.CounterName(e) == "active-connections" && RecordingEventListener.CounterValue(e) >= 1);
             string[] names = listener.Events.Select(RecordingEventListener.CounterName).Where(n => n is not null).Distinct().ToArray()!;
-            // Every counter issue #7 lists (dotnet-counters shows these names).
+            // Every counter the library publishes (dotnet-counters shows these names).
             string[] expected =
             {
                 "active-connections", "handshakes-per-second", "handshakes-completed", "handshake-failures",

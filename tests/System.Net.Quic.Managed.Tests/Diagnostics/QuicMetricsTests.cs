@@ -4,7 +4,7 @@ using System.Text.RegularExpressions;
 
 namespace System.Net.Quic.Managed.Tests.Diagnostics;
 
-/// <summary>The System.Diagnostics.Metrics side of issue #7: what a MeterListener (OpenTelemetry, dotnet-counters) finds.</summary>
+/// <summary>The System.Diagnostics.Metrics side of the diagnostics: what a MeterListener (OpenTelemetry, dotnet-counters) finds.</summary>
 [Collection(nameof(TelemetryCollection))]
 public class QuicMetricsTests
 {

@@ -5,7 +5,7 @@ using Xunit.Abstractions;
 namespace System.Net.Quic.Managed.Tests.Streams;
 
 /// <summary>
-/// Issue 15, stream priorities: the send scheduler (StreamTable: urgent lane for control frames and retransmissions,
+/// Stream priorities: the send scheduler (StreamTable: urgent lane for control frames and retransmissions,
 /// then RFC 9218 urgency levels) on the deterministic simulator, with and without loss.
 /// </summary>
 public class StreamPrioritySimulationTests(ITestOutputHelper output)

@@ -267,6 +267,8 @@ public class TlsHandshakeTests
         Assert.False(p.Run());
         Assert.Equal(TlsAlert.CertificateExpired, p.Client.Alert);
         Assert.Equal((TransportErrorCode)0x12d, p.Client.ErrorCode);
+        // SslStream's words, naming the chain status.
+        Assert.Equal("The remote certificate is invalid because of errors in the certificate chain: NotTimeValid", p.Client.ErrorReason);
     }
 
     [Fact]
@@ -277,6 +279,7 @@ public class TlsHandshakeTests
         Assert.False(p.Run());
         Assert.Equal(TlsAlert.UnknownCa, p.Client.Alert);
         Assert.True(p.Client.PeerCertificatePolicyErrors.HasFlag(SslPolicyErrors.RemoteCertificateChainErrors));
+        Assert.Equal("The remote certificate is invalid because of errors in the certificate chain: PartialChain", p.Client.ErrorReason);
     }
 
     [Fact]
@@ -288,6 +291,7 @@ public class TlsHandshakeTests
         Assert.False(p.Run());
         Assert.Equal(TlsAlert.BadCertificate, p.Client.Alert);
         Assert.Equal(SslPolicyErrors.RemoteCertificateNameMismatch, p.Client.PeerCertificatePolicyErrors);
+        Assert.Equal("The remote certificate is invalid according to the validation procedure: RemoteCertificateNameMismatch", p.Client.ErrorReason);
     }
 
     [Fact]
@@ -310,6 +314,8 @@ public class TlsHandshakeTests
         using var p2 = new TlsEnginePair(co2, TlsEnginePair.ServerOptions(Cert(KeyKind.EcdsaP256)));
         Assert.False(p2.Run());
         Assert.Equal(TlsAlert.BadCertificate, p2.Client.Alert);
+        // msquic's and SslStream's words for a callback that said no.
+        Assert.Equal("The remote certificate was rejected by the provided RemoteCertificateValidationCallback.", p2.Client.ErrorReason);
     }
 
     [Fact]

@@ -402,7 +402,7 @@ internal static class InteropEndpointRunner
     }
 
     /// <summary>
-    /// One greppable line per connection about the path (issue 15): ECN validation and counts in both directions
+    /// One greppable line per connection about the path: ECN validation and counts in both directions
     /// (received: what we saw; reported: what the peer's ACK_ECN frames said it saw of ours) and the datagram size path
     /// MTU discovery reached.
     /// </summary>
