@@ -2,6 +2,7 @@ using System;
 using System.Buffers;
 using System.Collections.Generic;
 using System.IO.Pipelines;
+using System.Runtime.ExceptionServices;
 using System.Net.Quic.Managed;
 using System.Threading;
 using System.Threading.Tasks;
@@ -28,9 +29,10 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
     private readonly Pipe _input;   // QUIC -> Kestrel
     private readonly Pipe _output;  // Kestrel -> QUIC
     private readonly FeatureCollection _features = new();
-    private readonly CancellationTokenSource _closedSource = new();
+    private CancellationTokenSource? _closedSource;
+    private string? _connectionId;
     private readonly Lock _lock = new();
-    private IDictionary<object, object?> _items = new Dictionary<object, object?>();
+    private IDictionary<object, object?>? _items;
     private IDictionary<object, object?>? _persistentState;
     private List<(Action<object?> Callback, object? State)>? _onClosed;
     private bool _streamClosed;
@@ -39,6 +41,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
     private Exception? _writeShutdownReason;
     private Task _processing = Task.CompletedTask;
     private Task _receive = Task.CompletedTask;
+    private volatile Exception? _peerWriteAbort;
 
     public QuicManagedStreamContext(QuicManagedConnectionContext connection, QuicStream stream)
     {
@@ -51,11 +54,11 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         QuicManagedTransportOptions options = connection.Options;
         long readLimit = options.MaxReadBufferSize ?? 0;
         long writeLimit = options.MaxWriteBufferSize ?? 0;
-        _input = new Pipe(new PipeOptions(pauseWriterThreshold: readLimit, resumeWriterThreshold: readLimit / 2, useSynchronizationContext: false));
-        _output = new Pipe(new PipeOptions(pauseWriterThreshold: writeLimit, resumeWriterThreshold: writeLimit / 2, useSynchronizationContext: false));
+        // As Kestrel's own transport: Kestrel's reads resume on the thread pool (never on the QUIC thread that received),
+        // our send loop runs inline on the thread that flushed (no hop between a response write and the QUIC stream).
+        _input = new Pipe(new PipeOptions(null, PipeScheduler.ThreadPool, PipeScheduler.Inline, readLimit, readLimit / 2, useSynchronizationContext: false));
+        _output = new Pipe(new PipeOptions(null, PipeScheduler.Inline, PipeScheduler.ThreadPool, writeLimit, writeLimit / 2, useSynchronizationContext: false));
         Transport = new DuplexPipe(_input.Reader, _output.Writer);
-        ConnectionId = connection.ConnectionId + ":" + StreamId.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        ConnectionClosed = _closedSource.Token;
         LocalEndPoint = connection.LocalEndPoint;
         RemoteEndPoint = connection.RemoteEndPoint;
         _features.Set<IStreamDirectionFeature>(this);
@@ -84,11 +87,37 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         }
     }
 
-    public override string ConnectionId { get; set; }
+    public override string ConnectionId
+    {
+        get => _connectionId ??= _connection.ConnectionId + ":" + StreamId.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        set => _connectionId = value;
+    }
+
+    /// <summary>Cancelled when both directions are over; made only when asked for (Kestrel's HTTP/3 uses <see cref="IStreamClosedFeature"/>).</summary>
+    public override CancellationToken ConnectionClosed
+    {
+        get
+        {
+            lock (_lock)
+            {
+                if (_closedSource is null)
+                {
+                    _closedSource = new CancellationTokenSource();
+                    if (_streamClosed)
+                    {
+                        _closedSource.Cancel();
+                    }
+                }
+
+                return _closedSource.Token;
+            }
+        }
+        set => throw new NotSupportedException();
+    }
 
     public override IFeatureCollection Features => _features;
 
-    public override IDictionary<object, object?> Items { get => _items; set => _items = value; }
+    public override IDictionary<object, object?> Items { get => _items ??= new Dictionary<object, object?>(); set => _items = value; }
 
     public override IDuplexPipe Transport { get; set; }
 
@@ -110,6 +139,25 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         FireClosed();
     }
 
+    /// <summary>
+    /// The peer can end our sending (STOP_SENDING, or the connection going away) while Kestrel writes nothing (a handler
+    /// still waiting, or a response already written): the send loop learns it here rather than at its next write.
+    /// </summary>
+    private async Task WatchWritesClosedAsync()
+    {
+        try
+        {
+            await _stream.WritesClosed.ConfigureAwait(false);
+        }
+#pragma warning disable CA1031 // whatever ended the write side is handed to the send loop, which classifies it
+        catch (Exception ex)
+#pragma warning restore CA1031
+        {
+            _peerWriteAbort = ex;
+            _output.Reader.CancelPendingRead();
+        }
+    }
+
     private async Task ReceiveLoopAsync()
     {
         Exception? error = null;
@@ -126,6 +174,13 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
                 }
 
                 writer.Advance(n);
+                if (_stream.ReadsClosed.IsCompletedSuccessfully)
+                {
+                    // The last bytes (FIN seen): Kestrel gets them and the end together, so it knows at once that no
+                    // body follows the request headers.
+                    break;
+                }
+
                 FlushResult flushed = await writer.FlushAsync().ConfigureAwait(false);
                 if (flushed.IsCompleted || flushed.IsCanceled)
                 {
@@ -133,15 +188,19 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
                 }
             }
         }
-        catch (QuicException ex) when (ex.QuicError == QuicError.StreamAborted)
+        catch (QuicException ex) when (ex.QuicError is QuicError.StreamAborted or QuicError.ConnectionAborted)
         {
-            // RESET_STREAM from the peer: Kestrel sees a reset with the peer's code.
-            _error ??= ex.ApplicationErrorCode;
+            // RESET_STREAM from the peer, or the peer closed the connection: Kestrel sees a reset with the peer's code.
+            OnPeerAbort(ex, "receive");
             error = new ConnectionResetException(ex.Message, ex);
+        }
+        catch (QuicException ex) when (ex.QuicError is QuicError.OperationAborted)
+        {
+            error = new ConnectionAbortedException(ex.Message, ex); // our own AbortRead
         }
         catch (QuicException ex)
         {
-            error = new ConnectionResetException(ex.Message, ex);
+            error = new ConnectionResetException(ex.Message, ex); // idle timeout, the peer unreachable
         }
         catch (Exception ex) when (ex is ObjectDisposedException or OperationCanceledException or InvalidOperationException)
         {
@@ -163,7 +222,8 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
     private async Task SendLoopAsync()
     {
         PipeReader reader = _output.Reader;
-        Exception? failure = null;
+        Task watch = WatchWritesClosedAsync();
+        Exception? unexpected = null;
         try
         {
             while (true)
@@ -171,7 +231,12 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
                 ReadResult result = await reader.ReadAsync().ConfigureAwait(false);
                 if (result.IsCanceled)
                 {
-                    break; // Abort()
+                    if (_peerWriteAbort is Exception peer)
+                    {
+                        ExceptionDispatchInfo.Throw(peer);
+                    }
+
+                    break; // Abort() / AbortWrite()
                 }
 
                 ReadOnlySequence<byte> buffer = result.Buffer;
@@ -200,33 +265,45 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
                 }
             }
         }
-        catch (QuicException ex)
+        catch (QuicException ex) when (ex.QuicError is QuicError.StreamAborted or QuicError.ConnectionAborted)
         {
-            // STOP_SENDING from the peer or the connection went away: Kestrel's writes fail with a reset.
-            failure = new ConnectionResetException(ex.Message, ex);
+            // STOP_SENDING from the peer or the peer closed the connection: an ordinary client cancel. Kestrel learns
+            // it through the error code and the closed notification; its output completes without an error.
+            OnPeerAbort(ex, "send");
         }
-        catch (Exception ex) when (ex is ObjectDisposedException or OperationCanceledException)
+        catch (Exception ex) when (ex is QuicException or ObjectDisposedException or OperationCanceledException)
         {
-            failure = new ConnectionAbortedException(ex.Message, ex);
+            // Our own abort, an idle timeout or disposal: nothing for Kestrel's writes to report.
+            LogSendEnded(_logger, ConnectionId, ex.Message);
         }
         catch (Exception ex)
         {
             // Kestrel completed the output with an error: the response is abandoned, so is the stream's write side.
             LogSendFailed(_logger, ConnectionId, ex);
             AbortWriteSide(ErrorOrDefault);
-            failure = ex;
+            unexpected = ex;
         }
         finally
         {
-            Exception? reason;
-            lock (_lock)
-            {
-                reason = _writeShutdownReason ?? failure;
-            }
-
-            await reader.CompleteAsync(reason).ConfigureAwait(false);
+            // The write side is over once our FIN is acknowledged or the side was reset (as in Kestrel's transport).
+            await watch.ConfigureAwait(false);
+            await reader.CompleteAsync(unexpected).ConfigureAwait(false);
             _input.Writer.CancelPendingFlush();
         }
+    }
+
+    /// <summary>The peer reset its side or asked us to stop (or closed the connection): its code is the stream's error.</summary>
+    private void OnPeerAbort(QuicException ex, string side)
+    {
+        if (ex.ApplicationErrorCode is long code && code >= 0)
+        {
+            lock (_lock)
+            {
+                _error ??= code;
+            }
+        }
+
+        LogPeerAbort(_logger, ConnectionId, side, ex.ApplicationErrorCode ?? -1);
     }
 
     public void AbortRead(long errorCode, ConnectionAbortedException abortReason)
@@ -315,11 +392,13 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
     private void FireClosed()
     {
         List<(Action<object?> Callback, object? State)>? callbacks;
+        CancellationTokenSource? closed;
         lock (_lock)
         {
             _streamClosed = true;
             callbacks = _onClosed;
             _onClosed = null;
+            closed = _closedSource;
         }
 
         if (callbacks is not null)
@@ -341,7 +420,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
 
         try
         {
-            _closedSource.Cancel();
+            closed?.Cancel();
         }
         catch (AggregateException ex)
         {
@@ -361,7 +440,10 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
 
         await _processing.ConfigureAwait(false);
         await _stream.DisposeAsync().ConfigureAwait(false);
-        _closedSource.Dispose();
+        lock (_lock)
+        {
+            _closedSource?.Dispose();
+        }
     }
 
     private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
@@ -376,6 +458,12 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
 
     [LoggerMessage(21, LogLevel.Debug, "Stream {ConnectionId}: the output ended with an error.")]
     private static partial void LogSendFailed(ILogger logger, string connectionId, Exception exception);
+
+    [LoggerMessage(23, LogLevel.Debug, "Stream {ConnectionId}: the peer ended our {Side} side with application error {ErrorCode}.")]
+    private static partial void LogPeerAbort(ILogger logger, string connectionId, string side, long errorCode);
+
+    [LoggerMessage(24, LogLevel.Debug, "Stream {ConnectionId}: sending ended: {Reason}")]
+    private static partial void LogSendEnded(ILogger logger, string connectionId, string reason);
 
     [LoggerMessage(22, LogLevel.Error, "Stream {ConnectionId}: a closed callback threw.")]
     private static partial void LogCallbackFailed(ILogger logger, string connectionId, Exception exception);
