@@ -129,8 +129,9 @@ internal sealed class Http3ResponseStream : Stream
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
+            // As SocketsHttpHandler's HTTP/3 body: the stream is reset, and the read ends with an OperationCanceledException for the caller's token.
             _state.Abort((long)Http3ErrorCode.RequestCancelled);
-            throw;
+            throw new OperationCanceledException(cancellationToken);
         }
         catch (Exception ex) when (ex is QuicException or Http3ProtocolException)
         {
