@@ -18,17 +18,23 @@ namespace QuicManaged.AspNetCore;
 /// send loop copies the output pipe into the stream (FIN when Kestrel completes it). The features are what Kestrel's
 /// HTTP/3 reads: stream id and direction, error code, read/write abort, and the closed notification.
 /// </summary>
-internal sealed partial class QuicManagedStreamContext : ConnectionContext,
+internal sealed partial class QuicManagedStreamContext : ConnectionContext, IDisposable,
     IStreamDirectionFeature, IStreamIdFeature, IProtocolErrorCodeFeature, IStreamAbortFeature, IStreamClosedFeature, IPersistentStateFeature
 {
     private const int MinReadBuffer = 4096;
 
     private readonly QuicManagedConnectionContext _connection;
-    private readonly QuicStream _stream;
     private readonly ILogger _logger;
     private readonly Pipe _input;   // QUIC -> Kestrel
     private readonly Pipe _output;  // Kestrel -> QUIC
-    private readonly FeatureCollection _features = new();
+    private readonly IDuplexPipe _transport;
+    private FeatureCollection _features = null!;
+    private int _featuresRevision;
+    private QuicStream? _stream;
+    private bool _canReuse;
+    private bool _aborted;   // a local or peer abort: the context is not reused
+    private bool _receivedEnd; // the receive loop read the peer's FIN
+    private bool _sentEnd;     // the send loop wrote our FIN and it was acknowledged
     private CancellationTokenSource? _closedSource;
     private string? _connectionId;
     private readonly Lock _lock = new();
@@ -43,14 +49,16 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
     private Task _receive = Task.CompletedTask;
     private volatile Exception? _peerWriteAbort;
 
+    /// <summary>
+    /// A context for <paramref name="stream"/>. Request streams that end cleanly go back to their connection's pool
+    /// (<see cref="Dispose"/>) and serve a later stream (<see cref="Initialize"/>), as with Kestrel's own transport:
+    /// Kestrel keeps its per-stream HTTP/3 state (header buffers, request and response objects) in the
+    /// <see cref="IPersistentStateFeature"/> and reuses it with the context.
+    /// </summary>
     public QuicManagedStreamContext(QuicManagedConnectionContext connection, QuicStream stream)
     {
         _connection = connection;
-        _stream = stream;
         _logger = connection.Logger;
-        StreamId = stream.Id;
-        CanRead = stream.CanRead;
-        CanWrite = stream.CanWrite;
         QuicManagedTransportOptions options = connection.Options;
         long readLimit = options.MaxReadBufferSize ?? 0;
         long writeLimit = options.MaxWriteBufferSize ?? 0;
@@ -58,9 +66,17 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         // our send loop runs inline on the thread that flushed (no hop between a response write and the QUIC stream).
         _input = new Pipe(new PipeOptions(null, PipeScheduler.ThreadPool, PipeScheduler.Inline, readLimit, readLimit / 2, useSynchronizationContext: false));
         _output = new Pipe(new PipeOptions(null, PipeScheduler.Inline, PipeScheduler.ThreadPool, writeLimit, writeLimit / 2, useSynchronizationContext: false));
-        Transport = new DuplexPipe(_input.Reader, _output.Writer);
+        _transport = new DuplexPipe(_input.Reader, _output.Writer);
+        Transport = _transport;
         LocalEndPoint = connection.LocalEndPoint;
         RemoteEndPoint = connection.RemoteEndPoint;
+        SetFeatures();
+        Initialize(stream);
+    }
+
+    private void SetFeatures()
+    {
+        _features = new FeatureCollection();
         _features.Set<IStreamDirectionFeature>(this);
         _features.Set<IStreamIdFeature>(this);
         _features.Set<IProtocolErrorCodeFeature>(this);
@@ -68,14 +84,45 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         _features.Set<IStreamClosedFeature>(this);
         _features.Set<IPersistentStateFeature>(this);
         // Kestrel's HTTP/3 takes the request scheme (https) and the client certificate from the stream's features.
-        _features.Set<ITlsConnectionFeature>(connection);
+        _features.Set<ITlsConnectionFeature>(_connection);
+        _featuresRevision = _features.Revision;
     }
 
-    public bool CanRead { get; }
+    /// <summary>Takes <paramref name="stream"/>: everything of the previous stream is reset except the persistent state.</summary>
+    public void Initialize(QuicStream stream)
+    {
+        _stream = stream;
+        StreamId = stream.Id;
+        CanRead = stream.CanRead;
+        CanWrite = stream.CanWrite;
+        if (_features.Revision != _featuresRevision)
+        {
+            SetFeatures(); // features added during the previous stream belong to it
+        }
 
-    public bool CanWrite { get; }
+        Transport = _transport;
+        _connectionId = null;
+        _items = null;
+        _onClosed?.Clear();
+        _streamClosed = false;
+        _closedSource = null;
+        _error = null;
+        _readShutdownReason = null;
+        _writeShutdownReason = null;
+        _peerWriteAbort = null;
+        _canReuse = false;
+        _aborted = false;
+        _receivedEnd = false;
+        _sentEnd = false;
+        _processing = Task.CompletedTask;
+        _receive = Task.CompletedTask;
+    }
 
-    public long StreamId { get; }
+    public bool CanRead { get; private set; }
+
+    public bool CanWrite { get; private set; }
+
+    public long StreamId { get; private set; }
 
     public long Error
     {
@@ -127,8 +174,9 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
 
     public void Start()
     {
-        _receive = CanRead ? ReceiveLoopAsync() : Task.CompletedTask;
-        Task send = CanWrite ? SendLoopAsync() : Task.CompletedTask;
+        QuicStream stream = _stream!;
+        _receive = CanRead ? ReceiveLoopAsync(stream) : Task.CompletedTask;
+        Task send = CanWrite ? SendLoopAsync(stream) : Task.CompletedTask;
         _processing = RunAsync(_receive, send);
     }
 
@@ -143,22 +191,23 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
     /// The peer can end our sending (STOP_SENDING, or the connection going away) while Kestrel writes nothing (a handler
     /// still waiting, or a response already written): the send loop learns it here rather than at its next write.
     /// </summary>
-    private async Task WatchWritesClosedAsync()
+    private async Task WatchWritesClosedAsync(QuicStream stream)
     {
         try
         {
-            await _stream.WritesClosed.ConfigureAwait(false);
+            await stream.WritesClosed.ConfigureAwait(false);
         }
 #pragma warning disable CA1031 // whatever ended the write side is handed to the send loop, which classifies it
         catch (Exception ex)
 #pragma warning restore CA1031
         {
             _peerWriteAbort = ex;
+            _aborted = true;
             _output.Reader.CancelPendingRead();
         }
     }
 
-    private async Task ReceiveLoopAsync()
+    private async Task ReceiveLoopAsync(QuicStream stream)
     {
         Exception? error = null;
         PipeWriter writer = _input.Writer;
@@ -167,17 +216,19 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
             while (true)
             {
                 Memory<byte> memory = writer.GetMemory(MinReadBuffer);
-                int n = await _stream.ReadAsync(memory).ConfigureAwait(false);
+                int n = await stream.ReadAsync(memory).ConfigureAwait(false);
                 if (n == 0)
                 {
+                    _receivedEnd = true;
                     break; // FIN
                 }
 
                 writer.Advance(n);
-                if (_stream.ReadsClosed.IsCompletedSuccessfully)
+                if (stream.ReadsClosed.IsCompletedSuccessfully)
                 {
                     // The last bytes (FIN seen): Kestrel gets them and the end together, so it knows at once that no
                     // body follows the request headers.
+                    _receivedEnd = true;
                     break;
                 }
 
@@ -219,11 +270,12 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         }
     }
 
-    private async Task SendLoopAsync()
+    private async Task SendLoopAsync(QuicStream stream)
     {
         PipeReader reader = _output.Reader;
-        Task watch = WatchWritesClosedAsync();
+        Task watch = WatchWritesClosedAsync(stream);
         Exception? unexpected = null;
+        bool sentEnd = false;
         try
         {
             while (true)
@@ -245,7 +297,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
                 {
                     if (!buffer.IsEmpty || end)
                     {
-                        await _stream.WriteAsync(buffer.First, completeWrites: end).ConfigureAwait(false);
+                        await stream.WriteAsync(buffer.First, completeWrites: end).ConfigureAwait(false);
                     }
                 }
                 else
@@ -254,13 +306,14 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
                     while (buffer.TryGet(ref position, out ReadOnlyMemory<byte> segment))
                     {
                         bool last = position.GetObject() is null;
-                        await _stream.WriteAsync(segment, completeWrites: end && last).ConfigureAwait(false);
+                        await stream.WriteAsync(segment, completeWrites: end && last).ConfigureAwait(false);
                     }
                 }
 
                 reader.AdvanceTo(buffer.End);
                 if (end)
                 {
+                    sentEnd = true;
                     break;
                 }
             }
@@ -287,6 +340,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         {
             // The write side is over once our FIN is acknowledged or the side was reset (as in Kestrel's transport).
             await watch.ConfigureAwait(false);
+            _sentEnd = sentEnd && unexpected is null && _peerWriteAbort is null;
             await reader.CompleteAsync(unexpected).ConfigureAwait(false);
             _input.Writer.CancelPendingFlush();
         }
@@ -295,6 +349,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
     /// <summary>The peer reset its side or asked us to stop (or closed the connection): its code is the stream's error.</summary>
     private void OnPeerAbort(QuicException ex, string side)
     {
+        _aborted = true;
         if (ex.ApplicationErrorCode is long code && code >= 0)
         {
             lock (_lock)
@@ -317,6 +372,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         lock (_lock)
         {
             _readShutdownReason ??= abortReason;
+            _aborted = true;
         }
 
         TryAbort(QuicAbortDirection.Read, errorCode);
@@ -333,6 +389,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         lock (_lock)
         {
             _writeShutdownReason ??= abortReason;
+            _aborted = true;
         }
 
         AbortWriteSide(errorCode);
@@ -345,6 +402,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
         {
             _readShutdownReason ??= abortReason;
             _writeShutdownReason ??= abortReason;
+            _aborted = true;
         }
 
         long code = ErrorOrDefault;
@@ -365,9 +423,15 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
 
     private void TryAbort(QuicAbortDirection direction, long code)
     {
+        QuicStream? stream = _stream;
+        if (stream is null)
+        {
+            return; // after DisposeAsync: the stream is gone
+        }
+
         try
         {
-            _stream.Abort(direction, code);
+            stream.Abort(direction, code);
         }
         catch (Exception ex) when (ex is ObjectDisposedException or InvalidOperationException or QuicException)
         {
@@ -430,6 +494,11 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
 
     public override async ValueTask DisposeAsync()
     {
+        if (_stream is null)
+        {
+            return;
+        }
+
         await Transport.Input.CompleteAsync().ConfigureAwait(false);
         await Transport.Output.CompleteAsync().ConfigureAwait(false);
         if (!_receive.IsCompleted)
@@ -438,11 +507,38 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext,
             TryAbort(QuicAbortDirection.Read, ErrorOrDefault);
         }
 
+        QuicStream stream = _stream;
         await _processing.ConfigureAwait(false);
-        await _stream.DisposeAsync().ConfigureAwait(false);
+        await stream.DisposeAsync().ConfigureAwait(false);
         lock (_lock)
         {
             _closedSource?.Dispose();
+            _closedSource = null;
+            // Only a request stream that ended cleanly both ways serves again (Kestrel's own transport is as careful).
+            _canReuse = CanRead && CanWrite && _receivedEnd && _sentEnd && !_aborted && _error is null;
+            _stream = null;
+        }
+    }
+
+    /// <summary>
+    /// Kestrel's HTTP/3 calls this once the stream is completely done (after <see cref="DisposeAsync"/>): a context
+    /// that ended cleanly goes back to its connection's pool.
+    /// </summary>
+    public void Dispose()
+    {
+        bool reuse;
+        lock (_lock)
+        {
+            reuse = _canReuse;
+            _canReuse = false;
+        }
+
+        if (reuse)
+        {
+            // Both pipes are completed at both ends (the loops and DisposeAsync finished): they can start over.
+            _input.Reset();
+            _output.Reset();
+            _connection.ReturnStream(this);
         }
     }
 

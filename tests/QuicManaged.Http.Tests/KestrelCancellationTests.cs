@@ -213,6 +213,47 @@ public sealed class KestrelCancellationTests
         AssertQuiet(server);
     }
 
+    /// <summary>
+    /// Request stream contexts that ended cleanly serve later streams, and with them Kestrel's per-stream HTTP/3 state
+    /// (its request object, seen here as the request feature); one whose client cancelled is not reused.
+    /// </summary>
+    [Fact]
+    public async Task CleanRequestStreams_AreReused_WithKestrelsStreamState()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(90));
+        var probe = new Probe();
+        await using TransportServer server = await TransportServer.StartAsync("managed", app =>
+        {
+            MapProbes(app, probe);
+            app.MapGet("/identity", (HttpContext context) => System.Runtime.CompilerServices.RuntimeHelpers.GetHashCode(
+                context.Features.Get<Microsoft.AspNetCore.Http.Features.IHttpRequestFeature>()).ToString(System.Globalization.CultureInfo.InvariantCulture));
+        });
+        using HttpClient http = TransportServer.Client("managed");
+        var seen = new HashSet<string>();
+        for (int i = 0; i < 30; i++)
+        {
+            seen.Add(await http.GetStringAsync(new Uri(server.BaseUri, "/identity"), timeout.Token));
+            await Task.Delay(50, timeout.Token); // the server returns a context once the response's FIN is acknowledged
+        }
+
+        Assert.True(seen.Count <= 20, $"{seen.Count} request objects for 30 sequential requests: streams were not reused");
+
+        // A cancelled request in between: the next requests are still served correctly.
+        using var cancel = new CancellationTokenSource();
+        Task<HttpResponseMessage> waiting = http.GetAsync(new Uri(server.BaseUri, "/wait"), cancel.Token);
+        await probe.Started.Task.WaitAsync(timeout.Token);
+        await cancel.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => waiting);
+        await probe.Finished.Task.WaitAsync(timeout.Token);
+        for (int i = 0; i < 5; i++)
+        {
+            Assert.Equal("hello", await http.GetStringAsync(new Uri(server.BaseUri, "/hello"), timeout.Token));
+        }
+
+        await server.StopAsync();
+        AssertQuiet(server);
+    }
+
     /// <summary>The server shuts down (GOAWAY) with requests in flight: they complete normally, none is aborted.</summary>
     [SkippableTheory]
     [MemberData(nameof(Rows))]
