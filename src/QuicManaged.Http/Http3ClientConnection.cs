@@ -433,7 +433,8 @@ internal sealed class Http3ClientConnection
                 sendBody = SendBodyAsync(state, request.Content, _handler.Expect100ContinueTimeout, cancellationToken);
             }
 
-            var reader = new Http3FrameReader(stream, 32 * 1024);
+            // Small: it holds frame headers and the response's HEADERS; DATA payloads go straight to the reader's buffer.
+            var reader = new Http3FrameReader(stream, 2048);
             HttpResponseMessage response = await ReadResponseHeadersAsync(request, state, reader, cancellationToken).ConfigureAwait(false);
             _awaitingHeaders.TryRemove(stream.Id, out _);
             await cancellation.DisposeAsync().ConfigureAwait(false);
