@@ -56,6 +56,32 @@ public sealed class HandlerErrorMappingTests(ITestOutputHelper output)
         return ours;
     }
 
+    /// <summary><see cref="CompareAsync"/> against the test server: a fresh server and client per run; the scenario gets them and the server's "/wait has started" signal.</summary>
+    private Task<Exception> CompareOnServerAsync(Func<SampleServer, HttpClient, TaskCompletionSource, Task<Exception>> scenario, TimeSpan? connectTimeout = null, bool trust = true)
+        => CompareAsync(async kind =>
+        {
+            var started = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            await using SampleServer server = await ServerAsync(started);
+            using HttpClient client = NewClient(kind, connectTimeout, trust);
+            return await scenario(server, client, started);
+        });
+
+    /// <summary>Asserts <paramref name="ex"/> is a cancellation for <paramref name="token"/>; returns it.</summary>
+    private static Exception CanceledBy(Exception ex, CancellationToken token)
+    {
+        Assert.Equal(token, Assert.IsAssignableFrom<OperationCanceledException>(ex).CancellationToken);
+        return ex;
+    }
+
+    /// <summary>A loopback UDP port bound and never read: datagrams to it get no answer (and no ICMP error).</summary>
+    private static Socket SilentPort(out Uri uri)
+    {
+        var silent = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+        silent.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        uri = new Uri($"https://127.0.0.1:{((IPEndPoint)silent.LocalEndPoint!).Port}/");
+        return silent;
+    }
+
     private static async Task<Exception> CatchAsync(Func<Task> action)
     {
         try
@@ -113,18 +139,13 @@ public sealed class HandlerErrorMappingTests(ITestOutputHelper output)
     [Fact]
     public async Task CancelBeforeTheResponse_IsTaskCanceledException_WithTheCallersToken()
     {
-        Exception ours = await CompareAsync(async kind =>
+        Exception ours = await CompareOnServerAsync(async (server, client, started) =>
         {
-            var started = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            await using SampleServer server = await ServerAsync(started);
-            using HttpClient client = NewClient(kind);
             using var cancel = new CancellationTokenSource();
             Task<HttpResponseMessage> request = client.GetAsync(new Uri(server.BaseUri, "/wait"), cancel.Token);
             await started.Task.WaitAsync(TimeSpan.FromSeconds(60));
             await cancel.CancelAsync();
-            Exception ex = await CatchAsync(() => request);
-            Assert.Equal(cancel.Token, Assert.IsAssignableFrom<OperationCanceledException>(ex).CancellationToken);
-            return ex;
+            return CanceledBy(await CatchAsync(() => request), cancel.Token);
         });
         Assert.IsType<TaskCanceledException>(ours);
     }
@@ -132,15 +153,13 @@ public sealed class HandlerErrorMappingTests(ITestOutputHelper output)
     [Fact]
     public async Task CancelWhileReadingTheBody_IsOperationCanceledException_WithTheCallersToken()
     {
-        Exception ours = await CompareAsync(async kind =>
+        Exception ours = await CompareOnServerAsync(async (server, client, _) =>
         {
-            await using SampleServer server = await ServerAsync(new TaskCompletionSource());
-            using HttpClient client = NewClient(kind);
             using HttpResponseMessage response = await client.GetAsync(new Uri(server.BaseUri, "/endless"), HttpCompletionOption.ResponseHeadersRead);
             using Stream body = await response.Content.ReadAsStreamAsync();
             Assert.True(await body.ReadAsync(new byte[1024]) > 0);
             using var cancel = new CancellationTokenSource();
-            Exception ex = await CatchAsync(async () =>
+            return CanceledBy(await CatchAsync(async () =>
             {
                 while (true)
                 {
@@ -148,9 +167,7 @@ public sealed class HandlerErrorMappingTests(ITestOutputHelper output)
                     await cancel.CancelAsync();
                     await read;
                 }
-            });
-            Assert.Equal(cancel.Token, Assert.IsAssignableFrom<OperationCanceledException>(ex).CancellationToken);
-            return ex;
+            }), cancel.Token);
         });
         Assert.IsAssignableFrom<OperationCanceledException>(ours);
     }
@@ -158,12 +175,7 @@ public sealed class HandlerErrorMappingTests(ITestOutputHelper output)
     [Fact]
     public async Task ServerResetBeforeTheResponse_IsHttpRequestException_HttpProtocolError()
     {
-        Exception ours = await CompareAsync(async kind =>
-        {
-            await using SampleServer server = await ServerAsync(new TaskCompletionSource());
-            using HttpClient client = NewClient(kind);
-            return await CatchAsync(() => client.GetAsync(new Uri(server.BaseUri, "/abort")));
-        });
+        Exception ours = await CompareOnServerAsync((server, client, _) => CatchAsync(() => client.GetAsync(new Uri(server.BaseUri, "/abort"))));
         HttpRequestException e = Assert.IsType<HttpRequestException>(ours);
         Assert.Equal(HttpRequestError.HttpProtocolError, e.HttpRequestError);
         Assert.IsType<HttpProtocolException>(e.InnerException);
@@ -172,10 +184,8 @@ public sealed class HandlerErrorMappingTests(ITestOutputHelper output)
     [Fact]
     public async Task ServerResetMidBody_IsHttpProtocolException()
     {
-        Exception ours = await CompareAsync(async kind =>
+        Exception ours = await CompareOnServerAsync(async (server, client, _) =>
         {
-            await using SampleServer server = await ServerAsync(new TaskCompletionSource());
-            using HttpClient client = NewClient(kind);
             using HttpResponseMessage response = await client.GetAsync(new Uri(server.BaseUri, "/abort-mid-body"), HttpCompletionOption.ResponseHeadersRead);
             using Stream body = await response.Content.ReadAsStreamAsync();
             return await CatchAsync(async () =>
@@ -192,12 +202,7 @@ public sealed class HandlerErrorMappingTests(ITestOutputHelper output)
     [Fact]
     public async Task UntrustedCertificate_IsHttpRequestException_SecureConnectionError()
     {
-        Exception ours = await CompareAsync(async kind =>
-        {
-            await using SampleServer server = await ServerAsync(new TaskCompletionSource());
-            using HttpClient client = NewClient(kind, trust: false);
-            return await CatchAsync(() => client.GetAsync(new Uri(server.BaseUri, "/wait")));
-        });
+        Exception ours = await CompareOnServerAsync((server, client, _) => CatchAsync(() => client.GetAsync(new Uri(server.BaseUri, "/wait"))), trust: false);
         HttpRequestException e = Assert.IsType<HttpRequestException>(ours);
         Assert.Equal(HttpRequestError.SecureConnectionError, e.HttpRequestError);
     }
@@ -206,9 +211,7 @@ public sealed class HandlerErrorMappingTests(ITestOutputHelper output)
     [Fact]
     public async Task ServerNeverAnswers_HandshakeTimesOut_HttpRequestException_ConnectionError_SayingTimedOut()
     {
-        using var silent = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-        silent.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        var uri = new Uri($"https://127.0.0.1:{((IPEndPoint)silent.LocalEndPoint!).Port}/");
+        using Socket silent = SilentPort(out Uri uri);
         Exception ours = await CompareAsync(async kind =>
         {
             using HttpClient client = NewClient(kind);
@@ -222,9 +225,7 @@ public sealed class HandlerErrorMappingTests(ITestOutputHelper output)
     [Fact]
     public async Task ConnectTimeoutElapses_IsTaskCanceledException_WithATimeoutExceptionSayingTimedOut()
     {
-        using var silent = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-        silent.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        var uri = new Uri($"https://127.0.0.1:{((IPEndPoint)silent.LocalEndPoint!).Port}/");
+        using Socket silent = SilentPort(out Uri uri);
         Exception ours = await CompareAsync(async kind =>
         {
             using HttpClient client = NewClient(kind, connectTimeout: TimeSpan.FromMilliseconds(1500));

@@ -1,6 +1,4 @@
 using System.Diagnostics;
-using System.Net;
-using System.Net.Security;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using QuicManaged.Http.Framing;
@@ -86,6 +84,20 @@ public sealed class KestrelCancellationTests
         app.MapGet("/hello", () => "hello");
     }
 
+    /// <summary>GET /wait, cancelled by the client once the handler waits: the client sees its cancellation and the handler's RequestAborted fires.</summary>
+    private static async Task CancelWhileWaitingAsync(HttpClient http, TransportServer server, Probe probe, CancellationToken timeout)
+    {
+        using var cancel = new CancellationTokenSource();
+        Task<HttpResponseMessage> request = http.GetAsync(new Uri(server.BaseUri, "/wait"), cancel.Token);
+        await probe.Started.Task.WaitAsync(timeout);
+        probe.Clock.Start();
+        await cancel.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => request);
+        TimeSpan fired = await probe.Aborted.Task.WaitAsync(AbortWait, timeout);
+        Assert.True(fired < AbortWait, $"RequestAborted fired {fired} after the cancel");
+        await probe.Finished.Task.WaitAsync(timeout);
+    }
+
     private static void AssertQuiet(TransportServer server)
     {
         IReadOnlyList<string> noisy = server.NoisyEntries();
@@ -103,16 +115,7 @@ public sealed class KestrelCancellationTests
         using HttpClient http = TransportServer.Client(client);
         Assert.Equal("hello", await http.GetStringAsync(new Uri(server.BaseUri, "/hello"), timeout.Token));
 
-        using var cancel = new CancellationTokenSource();
-        Task<HttpResponseMessage> request = http.GetAsync(new Uri(server.BaseUri, "/wait"), cancel.Token);
-        await probe.Started.Task.WaitAsync(timeout.Token);
-        probe.Clock.Start();
-        await cancel.CancelAsync();
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => request);
-
-        TimeSpan fired = await probe.Aborted.Task.WaitAsync(AbortWait, timeout.Token);
-        Assert.True(fired < AbortWait, $"RequestAborted fired {fired} after the cancel");
-        await probe.Finished.Task.WaitAsync(timeout.Token);
+        await CancelWhileWaitingAsync(http, server, probe, timeout.Token);
 
         // The connection still serves, then the server stops: anything the abort logged is in by then.
         Assert.Equal("hello", await http.GetStringAsync(new Uri(server.BaseUri, "/hello"), timeout.Token));
@@ -181,19 +184,7 @@ public sealed class KestrelCancellationTests
         var probe = new Probe();
         await using TransportServer server = await TransportServer.StartAsync(transport, app => MapProbes(app, probe));
 
-        ManagedQuic.QuicConnection connection = await ManagedQuic.QuicConnection.ConnectAsync(new ManagedQuic.QuicClientConnectionOptions
-        {
-            RemoteEndPoint = new IPEndPoint(IPAddress.Loopback, server.Port),
-            ClientAuthenticationOptions = new SslClientAuthenticationOptions
-            {
-                ApplicationProtocols = [SslApplicationProtocol.Http3],
-                TargetHost = "localhost",
-                RemoteCertificateValidationCallback = (_, _, _, _) => true,
-            },
-            DefaultStreamErrorCode = 0x10c,
-            DefaultCloseErrorCode = 0x100,
-            MaxInboundUnidirectionalStreams = 10,
-        }, ManagedQuic.QuicProvider.Managed, timeout.Token);
+        ManagedQuic.QuicConnection connection = await KestrelBadInputTests.ConnectRawAsync(server.Port, timeout.Token);
         await using (connection)
         {
             await using ManagedQuic.QuicStream control = await connection.OpenOutboundStreamAsync(ManagedQuic.QuicStreamType.Unidirectional, timeout.Token);
@@ -239,12 +230,7 @@ public sealed class KestrelCancellationTests
         Assert.True(seen.Count <= 20, $"{seen.Count} request objects for 30 sequential requests: streams were not reused");
 
         // A cancelled request in between: the next requests are still served correctly.
-        using var cancel = new CancellationTokenSource();
-        Task<HttpResponseMessage> waiting = http.GetAsync(new Uri(server.BaseUri, "/wait"), cancel.Token);
-        await probe.Started.Task.WaitAsync(timeout.Token);
-        await cancel.CancelAsync();
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => waiting);
-        await probe.Finished.Task.WaitAsync(timeout.Token);
+        await CancelWhileWaitingAsync(http, server, probe, timeout.Token);
         for (int i = 0; i < 5; i++)
         {
             Assert.Equal("hello", await http.GetStringAsync(new Uri(server.BaseUri, "/hello"), timeout.Token));
