@@ -15,8 +15,11 @@ namespace QuicManaged.AspNetCore;
 
 /// <summary>
 /// One QUIC stream as a Kestrel <see cref="ConnectionContext"/>: a receive loop copies the stream into the input pipe, a
-/// send loop copies the output pipe into the stream (FIN when Kestrel completes it). The features are what Kestrel's
-/// HTTP/3 reads: stream id and direction, error code, read/write abort, and the closed notification.
+/// send loop copies the output pipe into the stream (FIN when Kestrel completes it) and also ends when the stream's write
+/// side does (the peer's STOP_SENDING or the connection's end, even while Kestrel writes nothing). A peer's abort sets the
+/// stream's error code and completes Kestrel's output without an exception, as Kestrel's own QUIC transport does: Kestrel
+/// then aborts the request (RequestAborted) through the closed notification, quietly. The features are what Kestrel's
+/// HTTP/3 reads: stream id and direction, error code, read/write abort, the closed notification, persistent state.
 /// </summary>
 internal sealed partial class QuicManagedStreamContext : ConnectionContext, IDisposable,
     IStreamDirectionFeature, IStreamIdFeature, IProtocolErrorCodeFeature, IStreamAbortFeature, IStreamClosedFeature, IPersistentStateFeature
