@@ -2,6 +2,7 @@ using System;
 using System.Buffers;
 using System.Collections.Generic;
 using System.IO.Pipelines;
+using System.Runtime.CompilerServices;
 using System.Runtime.ExceptionServices;
 using System.Net.Quic.Managed;
 using System.Threading;
@@ -49,7 +50,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext, IDis
     private Exception? _readShutdownReason;
     private Exception? _writeShutdownReason;
     private Task _processing = Task.CompletedTask;
-    private Task _receive = Task.CompletedTask;
+    private volatile bool _receiveDone;
     private volatile Exception? _peerWriteAbort;
 
     /// <summary>
@@ -118,7 +119,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext, IDis
         _receivedEnd = false;
         _sentEnd = false;
         _processing = Task.CompletedTask;
-        _receive = Task.CompletedTask;
+        _receiveDone = false;
     }
 
     public bool CanRead { get; private set; }
@@ -178,12 +179,14 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext, IDis
     public void Start()
     {
         QuicStream stream = _stream!;
-        _receive = CanRead ? ReceiveLoopAsync(stream) : Task.CompletedTask;
-        Task send = CanWrite ? SendLoopAsync(stream) : Task.CompletedTask;
-        _processing = RunAsync(_receive, send);
+        _receiveDone = !CanRead;
+        ValueTask receive = CanRead ? ReceiveLoopAsync(stream) : ValueTask.CompletedTask;
+        ValueTask send = CanWrite ? SendLoopAsync(stream) : ValueTask.CompletedTask;
+        _processing = RunAsync(receive, send);
     }
 
-    private async Task RunAsync(Task receive, Task send)
+    // The loops and the watch are awaited exactly once (here and in the send loop): their state machines are pooled.
+    private async Task RunAsync(ValueTask receive, ValueTask send)
     {
         await receive.ConfigureAwait(false);
         await send.ConfigureAwait(false);
@@ -194,7 +197,8 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext, IDis
     /// The peer can end our sending (STOP_SENDING, or the connection going away) while Kestrel writes nothing (a handler
     /// still waiting, or a response already written): the send loop learns it here rather than at its next write.
     /// </summary>
-    private async Task WatchWritesClosedAsync(QuicStream stream)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask WatchWritesClosedAsync(QuicStream stream)
     {
         try
         {
@@ -210,7 +214,8 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext, IDis
         }
     }
 
-    private async Task ReceiveLoopAsync(QuicStream stream)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask ReceiveLoopAsync(QuicStream stream)
     {
         Exception? error = null;
         PipeWriter writer = _input.Writer;
@@ -270,13 +275,15 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext, IDis
             }
 
             await writer.CompleteAsync(reason).ConfigureAwait(false);
+            _receiveDone = true;
         }
     }
 
-    private async Task SendLoopAsync(QuicStream stream)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask SendLoopAsync(QuicStream stream)
     {
         PipeReader reader = _output.Reader;
-        Task watch = WatchWritesClosedAsync(stream);
+        ValueTask watch = WatchWritesClosedAsync(stream);
         Exception? unexpected = null;
         bool sentEnd = false;
         try
@@ -504,7 +511,7 @@ internal sealed partial class QuicManagedStreamContext : ConnectionContext, IDis
 
         await Transport.Input.CompleteAsync().ConfigureAwait(false);
         await Transport.Output.CompleteAsync().ConfigureAwait(false);
-        if (!_receive.IsCompleted)
+        if (!_receiveDone)
         {
             // Kestrel is done with the stream while the peer still sends: stop its side (what disposing a stream does).
             TryAbort(QuicAbortDirection.Read, ErrorOrDefault);
