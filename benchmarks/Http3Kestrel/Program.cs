@@ -40,6 +40,7 @@ var secondsOption = new Option<double>("--seconds") { Description = "Measured se
 var warmupOption = new Option<double>("--warmup") { Description = "Seconds of requests before each measurement (not counted).", DefaultValueFactory = _ => 2 };
 var roundsOption = new Option<int>("--rounds") { Description = "How many times every server x client combination runs, alternating.", DefaultValueFactory = _ => 1 };
 var sizeOption = new Option<int>("--size") { Description = "Bytes of each response body.", DefaultValueFactory = _ => 5 };
+var allocationsOption = new Option<bool>("--allocations") { Description = "Also print, per run, the types allocated most (sampled by the runtime's AllocationTick events, about one per 100 KB)." };
 foreach (Option<int> positive in new[] { concurrencyOption, roundsOption })
 {
     positive.Validators.Add(r => { if (r.GetValueOrDefault<int>() <= 0) r.AddError($"{r.Option.Name} must be positive"); });
@@ -54,14 +55,14 @@ var root = new RootCommand(
     "(server and client in this process). Prints one line per run, then per combination the median requests/s, bytes allocated and " +
     "CPU time per request (the whole process: server and client), and the ratio to the msquic/msquic pair when it ran.")
 {
-    serverOption, clientOption, concurrencyOption, secondsOption, warmupOption, roundsOption, sizeOption,
+    serverOption, clientOption, concurrencyOption, secondsOption, warmupOption, roundsOption, sizeOption, allocationsOption,
 };
 root.SetAction((parse, cancellationToken) => RunAsync(
     parse.GetValue(serverOption)!.Distinct().ToArray(), parse.GetValue(clientOption)!.Distinct().ToArray(), parse.GetValue(concurrencyOption),
-    parse.GetValue(secondsOption), parse.GetValue(warmupOption), parse.GetValue(roundsOption), parse.GetValue(sizeOption)));
+    parse.GetValue(secondsOption), parse.GetValue(warmupOption), parse.GetValue(roundsOption), parse.GetValue(sizeOption), parse.GetValue(allocationsOption)));
 return await root.Parse(args).InvokeAsync();
 
-static async Task<int> RunAsync(string[] servers, string[] clients, int concurrency, double seconds, double warmup, int rounds, int size)
+static async Task<int> RunAsync(string[] servers, string[] clients, int concurrency, double seconds, double warmup, int rounds, int size, bool allocations)
 {
     if ((servers.Contains("msquic") || clients.Contains("msquic")) && !System.Net.Quic.QuicListener.IsSupported)
     {
@@ -79,7 +80,8 @@ static async Task<int> RunAsync(string[] servers, string[] clients, int concurre
         {
             foreach (string client in clients)
             {
-                Run run = await RunOnceAsync(certificate, server, client, body, concurrency, seconds, warmup);
+                using AllocationSampler? sampler = allocations ? new AllocationSampler() : null;
+                Run run = await RunOnceAsync(certificate, server, client, body, concurrency, seconds, warmup, sampler);
                 if (run.Failed < 0)
                 {
                     return 1;
@@ -88,6 +90,7 @@ static async Task<int> RunAsync(string[] servers, string[] clients, int concurre
                 Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
                     $"round {round}: server {server}, client {client}, {concurrency} concurrent, {seconds} s: {run.RequestsPerSecond:F0} requests/s, " +
                     $"{run.BytesPerRequest:F0} B allocated/request, {run.CpuMicrosecondsPerRequest:F0} us CPU/request, {run.Gen0} gen0 GCs ({run.Completed} ok, {run.Failed} failed)"));
+                sampler?.Print(run.Completed);
                 (results.TryGetValue((server, client), out List<Run>? list) ? list : results[(server, client)] = []).Add(run);
             }
         }
@@ -106,7 +109,7 @@ static async Task<int> RunAsync(string[] servers, string[] clients, int concurre
     return 0;
 }
 
-static async Task<Run> RunOnceAsync(X509Certificate2 certificate, string server, string clientKind, byte[] body, int concurrency, double seconds, double warmup)
+static async Task<Run> RunOnceAsync(X509Certificate2 certificate, string server, string clientKind, byte[] body, int concurrency, double seconds, double warmup, AllocationSampler? sampler)
 {
     int port = FreeUdpPort();
     WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
@@ -175,7 +178,9 @@ static async Task<Run> RunOnceAsync(X509Certificate2 certificate, string server,
     int gen0Before = GC.CollectionCount(0);
     var stopwatch = Stopwatch.StartNew();
     Volatile.Write(ref measuring, true);
+    sampler?.Start();
     await Task.WhenAll(workers);
+    sampler?.Stop();
     double elapsed = stopwatch.Elapsed.TotalSeconds;
     long done = Interlocked.Read(ref completed);
     long bytes = GC.GetTotalAllocatedBytes(precise: false) - bytesBefore;
@@ -212,3 +217,50 @@ static int FreeUdpPort()
 }
 
 internal sealed record Run(double RequestsPerSecond, long Completed, long Failed, double BytesPerRequest, double CpuMicrosecondsPerRequest, int Gen0);
+
+/// <summary>Counts the runtime's AllocationTick samples by type while started (one sample per ~100 KB allocated).</summary>
+internal sealed class AllocationSampler : System.Diagnostics.Tracing.EventListener
+{
+    private readonly Dictionary<string, long> _bytes = [];
+    private volatile bool _on;
+
+    public void Start() => _on = true;
+
+    public void Stop() => _on = false;
+
+    protected override void OnEventSourceCreated(System.Diagnostics.Tracing.EventSource source)
+    {
+        if (source.Name == "Microsoft-Windows-DotNETRuntime")
+        {
+            EnableEvents(source, System.Diagnostics.Tracing.EventLevel.Verbose, (System.Diagnostics.Tracing.EventKeywords)0x1); // GC: AllocationTick
+        }
+    }
+
+    protected override void OnEventWritten(System.Diagnostics.Tracing.EventWrittenEventArgs e)
+    {
+        if (!_on || e.EventName is not string name || !name.StartsWith("GCAllocationTick", StringComparison.Ordinal) || e.Payload is null || e.PayloadNames is null)
+        {
+            return;
+        }
+
+        int typeIndex = e.PayloadNames.IndexOf("TypeName");
+        int amountIndex = e.PayloadNames.IndexOf("AllocationAmount64");
+        string type = typeIndex >= 0 ? e.Payload[typeIndex] as string ?? "?" : "?";
+        long amount = amountIndex >= 0 ? Convert.ToInt64(e.Payload[amountIndex], CultureInfo.InvariantCulture) : 100_000;
+        lock (_bytes)
+        {
+            _bytes[type] = _bytes.GetValueOrDefault(type) + amount;
+        }
+    }
+
+    public void Print(long requests)
+    {
+        lock (_bytes)
+        {
+            foreach ((string type, long bytes) in _bytes.OrderByDescending(static p => p.Value).Take(25))
+            {
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"    {bytes / (double)Math.Max(1, requests),8:F0} B/request  {type}"));
+            }
+        }
+    }
+}
