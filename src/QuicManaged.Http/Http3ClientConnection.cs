@@ -439,14 +439,8 @@ internal sealed class Http3ClientConnection
             _awaitingHeaders.TryRemove(stream.Id, out _);
             await cancellation.DisposeAsync().ConfigureAwait(false);
             var body = new Http3ResponseStream(this, state, reader, response, sendBody, request.Method == HttpMethod.Head);
-            var content = new StreamContent(body);
-            foreach (KeyValuePair<string, IEnumerable<string>> header in response.Content.Headers)
-            {
-                content.Headers.TryAddWithoutValidation(header.Key, header.Value);
-            }
-
-            response.Content.Dispose();
-            response.Content = content;
+            var content = (Http3ResponseContent)response.Content;
+            content.SetBody(body);
             body.SetExpectedLength(content.Headers.ContentLength);
             handedOver = true;
             return response;
@@ -596,7 +590,7 @@ internal sealed class Http3ClientConnection
                     {
                         Version = HttpVersion.Version30,
                         RequestMessage = request,
-                        Content = new ByteArrayContent([]),
+                        Content = new Http3ResponseContent(),
                     };
                     foreach (HeaderField field in fields)
                     {
