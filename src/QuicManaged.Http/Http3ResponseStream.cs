@@ -231,11 +231,33 @@ internal sealed class Http3ResponseStream : Stream
 
     protected override void Dispose(bool disposing)
     {
-        if (disposing && _disposed == 0)
+        if (disposing && Volatile.Read(ref _disposed) == 0)
         {
-            DisposeAsync().AsTask().GetAwaiter().GetResult();
+            // Disposing the response does not block its thread until the stream is over (our FIN acknowledged, the
+            // request body's task done): that finishes in the background, as with SocketsHttpHandler's HTTP/3.
+            ValueTask pending = DisposeAsync();
+            if (pending.IsCompleted)
+            {
+                pending.GetAwaiter().GetResult();
+            }
+            else
+            {
+                _ = FinishDisposeAsync(pending);
+            }
         }
 
         base.Dispose(disposing);
+    }
+
+    private static async Task FinishDisposeAsync(ValueTask pending)
+    {
+        try
+        {
+            await pending.ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is QuicException or ObjectDisposedException or IOException or OperationCanceledException)
+        {
+            // The connection went away meanwhile: nothing is left to release.
+        }
     }
 }
