@@ -31,6 +31,9 @@ internal sealed partial class QuicManagedConnectionContext : MultiplexedConnecti
     private long? _error;
     private X509Certificate2? _clientCertificate;
     private bool _clientCertificateSet;
+    // Request stream contexts that ended cleanly, for the next request streams (as Kestrel's own transport pools them).
+    private readonly Stack<QuicManagedStreamContext> _streamPool = new();
+    private bool _poolClosed;
 
     public QuicManagedConnectionContext(QuicConnection connection, QuicManagedTransportOptions options, ILogger logger)
     {
@@ -102,7 +105,24 @@ internal sealed partial class QuicManagedConnectionContext : MultiplexedConnecti
         try
         {
             QuicStream stream = await _connection.AcceptInboundStreamAsync(cancellationToken).ConfigureAwait(false);
-            var context = new QuicManagedStreamContext(this, stream);
+            QuicManagedStreamContext? context = null;
+            if (stream.CanRead && stream.CanWrite)
+            {
+                lock (_streamPool)
+                {
+                    _streamPool.TryPop(out context);
+                }
+            }
+
+            if (context is null)
+            {
+                context = new QuicManagedStreamContext(this, stream);
+            }
+            else
+            {
+                context.Initialize(stream);
+            }
+
             context.Start();
             return context;
         }
@@ -153,6 +173,18 @@ internal sealed partial class QuicManagedConnectionContext : MultiplexedConnecti
         var context = new QuicManagedStreamContext(this, stream);
         context.Start();
         return context;
+    }
+
+    /// <summary>A request stream context that ended cleanly: kept for a later stream, up to the stream limit.</summary>
+    internal void ReturnStream(QuicManagedStreamContext context)
+    {
+        lock (_streamPool)
+        {
+            if (!_poolClosed && _streamPool.Count < _options.MaxBidirectionalStreamCount)
+            {
+                _streamPool.Push(context);
+            }
+        }
     }
 
     public override void Abort() => Abort(new ConnectionAbortedException("The connection was aborted by the application."));
@@ -207,6 +239,12 @@ internal sealed partial class QuicManagedConnectionContext : MultiplexedConnecti
 
         await close.ConfigureAwait(false);
         await _connection.DisposeAsync().ConfigureAwait(false);
+        lock (_streamPool)
+        {
+            _poolClosed = true;
+            _streamPool.Clear();
+        }
+
         CancelClosedToken();
         _closed.Dispose();
     }

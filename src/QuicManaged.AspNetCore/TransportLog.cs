@@ -37,4 +37,10 @@ internal static partial class TransportLog
 
     [LoggerMessage(22, LogLevel.Error, "Stream {ConnectionId}: a closed callback threw.")]
     public static partial void StreamCallbackFailed(ILogger logger, string connectionId, Exception exception);
+
+    [LoggerMessage(23, LogLevel.Debug, "Stream {ConnectionId}: the peer ended our {Side} side with application error {ErrorCode}.")]
+    public static partial void StreamPeerAbort(ILogger logger, string connectionId, string side, long errorCode);
+
+    [LoggerMessage(24, LogLevel.Debug, "Stream {ConnectionId}: sending ended: {Reason}")]
+    public static partial void StreamSendEnded(ILogger logger, string connectionId, string reason);
 }

@@ -84,60 +84,20 @@ internal sealed class Http3ClientConnection
 
     private async Task ConnectAsync()
     {
-        IPAddress[] addresses;
+        // ConnectTimeout covers name resolution and the handshakes, as SocketsHttpHandler's does; each handshake also
+        // has the transport's own limit (HandshakeTimeout, 10 s as msquic's).
+        TimeSpan connectTimeout = _handler.ConnectTimeout;
+        using CancellationTokenSource? timeout = connectTimeout == Timeout.InfiniteTimeSpan ? null : new CancellationTokenSource(connectTimeout);
+        CancellationToken token = timeout?.Token ?? CancellationToken.None;
         try
         {
-            addresses = IPAddress.TryParse(_host, out IPAddress? literal) ? [literal] : await Dns.GetHostAddressesAsync(_host).ConfigureAwait(false);
+            _quic = await HandshakeAsync(token).ConfigureAwait(false);
         }
-        catch (Exception ex) when (ex is System.Net.Sockets.SocketException or ArgumentException)
+        catch (OperationCanceledException ex) when (timeout?.IsCancellationRequested == true)
         {
-            throw new HttpRequestException(HttpRequestError.NameResolutionError, $"Could not resolve {_host}: {ex.Message}", ex);
-        }
-
-        Exception? last = null;
-        foreach (IPAddress address in addresses)
-        {
-            SslClientAuthenticationOptions ssl = _handler.SslOptions;
-            var options = new QuicClientConnectionOptions
-            {
-                RemoteEndPoint = new IPEndPoint(address, _port),
-                ClientAuthenticationOptions = new SslClientAuthenticationOptions
-                {
-                    ApplicationProtocols = [SslApplicationProtocol.Http3],
-                    TargetHost = _host,
-                    RemoteCertificateValidationCallback = ssl.RemoteCertificateValidationCallback,
-                    LocalCertificateSelectionCallback = ssl.LocalCertificateSelectionCallback,
-                    ClientCertificates = ssl.ClientCertificates,
-                    CertificateRevocationCheckMode = ssl.CertificateRevocationCheckMode,
-                    CertificateChainPolicy = ssl.CertificateChainPolicy,
-                },
-                DefaultStreamErrorCode = (long)Http3ErrorCode.RequestCancelled,
-                DefaultCloseErrorCode = (long)Http3ErrorCode.NoError,
-                MaxInboundBidirectionalStreams = 0,
-                MaxInboundUnidirectionalStreams = 16,
-                IdleTimeout = _handler.IdleTimeout,
-                HandshakeTimeout = _handler.ConnectTimeout,
-                StreamCapacityCallback = (_, args) => Interlocked.Add(ref _availableStreams, args.BidirectionalIncrement),
-            };
-            try
-            {
-                using var timeout = new CancellationTokenSource(_handler.ConnectTimeout);
-                _quic = await QuicConnection.ConnectAsync(options, QuicProvider.Managed, timeout.Token).ConfigureAwait(false);
-                break;
-            }
-            catch (AuthenticationException ex)
-            {
-                throw new HttpRequestException(HttpRequestError.SecureConnectionError, $"The TLS handshake with {_host}:{_port} failed: {ex.Message}", ex);
-            }
-            catch (Exception ex) when (ex is QuicException or OperationCanceledException or System.Net.Sockets.SocketException)
-            {
-                last = ex;
-            }
-        }
-
-        if (_quic is null)
-        {
-            throw new HttpRequestException(HttpRequestError.ConnectionError, $"Could not open an HTTP/3 connection to {_host}:{_port}: {last?.Message}", last);
+            // As SocketsHttpHandler reports its ConnectTimeout: a cancellation whose inner exception is a TimeoutException.
+            string message = $"Connecting to {_host}:{_port} timed out after {FormatTimeout(connectTimeout)} (ConnectTimeout).";
+            throw new TaskCanceledException(message, new TimeoutException(message, ex), token);
         }
 
         try
@@ -166,6 +126,70 @@ internal sealed class Http3ClientConnection
 
         _ = AcceptLoopAsync(_quic);
     }
+
+    private async Task<QuicConnection> HandshakeAsync(CancellationToken cancellationToken)
+    {
+        IPAddress[] addresses;
+        try
+        {
+            addresses = IPAddress.TryParse(_host, out IPAddress? literal) ? [literal] : await Dns.GetHostAddressesAsync(_host, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is System.Net.Sockets.SocketException or ArgumentException)
+        {
+            throw new HttpRequestException(HttpRequestError.NameResolutionError, $"Could not resolve {_host}: {ex.Message}", ex);
+        }
+
+        Exception? last = null;
+        foreach (IPAddress address in addresses)
+        {
+            SslClientAuthenticationOptions ssl = _handler.SslOptions;
+            var options = new QuicClientConnectionOptions
+            {
+                RemoteEndPoint = new IPEndPoint(address, _port),
+                ClientAuthenticationOptions = new SslClientAuthenticationOptions
+                {
+                    ApplicationProtocols = [SslApplicationProtocol.Http3],
+                    TargetHost = _host,
+                    RemoteCertificateValidationCallback = ssl.RemoteCertificateValidationCallback,
+                    LocalCertificateSelectionCallback = ssl.LocalCertificateSelectionCallback,
+                    ClientCertificates = ssl.ClientCertificates,
+                    CertificateRevocationCheckMode = ssl.CertificateRevocationCheckMode,
+                    CertificateChainPolicy = ssl.CertificateChainPolicy,
+                },
+                DefaultStreamErrorCode = (long)Http3ErrorCode.RequestCancelled,
+                DefaultCloseErrorCode = (long)Http3ErrorCode.NoError,
+                MaxInboundBidirectionalStreams = 0,
+                MaxInboundUnidirectionalStreams = 16,
+                IdleTimeout = _handler.IdleTimeout,
+                HandshakeTimeout = QuicManagedHttpHandler.HandshakeTimeout,
+                StreamCapacityCallback = (_, args) => Interlocked.Add(ref _availableStreams, args.BidirectionalIncrement),
+            };
+            try
+            {
+                return await QuicConnection.ConnectAsync(options, QuicProvider.Managed, cancellationToken).ConfigureAwait(false);
+            }
+            catch (AuthenticationException ex)
+            {
+                throw new HttpRequestException(HttpRequestError.SecureConnectionError, $"The TLS handshake with {_host}:{_port} failed: {ex.Message}", ex);
+            }
+            catch (QuicException ex) when (ex.QuicError == QuicError.ConnectionTimeout)
+            {
+                last = new HttpRequestException(HttpRequestError.ConnectionError,
+                    $"The QUIC handshake with {address}:{_port} timed out after {FormatTimeout(QuicManagedHttpHandler.HandshakeTimeout)} (no answer from the server).", ex);
+            }
+            catch (Exception ex) when (ex is QuicException or System.Net.Sockets.SocketException)
+            {
+                last = new HttpRequestException(HttpRequestError.ConnectionError, $"Could not open an HTTP/3 connection to {_host}:{_port}: {ex.Message}", ex);
+            }
+        }
+
+        throw last ?? new HttpRequestException(HttpRequestError.NameResolutionError, $"{_host} resolved to no address.");
+    }
+
+    private static string FormatTimeout(TimeSpan timeout)
+        => timeout.TotalSeconds >= 1 && timeout.Milliseconds == 0
+            ? timeout.TotalSeconds.ToString("0", CultureInfo.InvariantCulture) + " s"
+            : timeout.TotalMilliseconds.ToString("0", CultureInfo.InvariantCulture) + " ms";
 
     private async Task<QuicStream> OpenLocalStreamAsync(byte[] first)
     {
@@ -409,19 +433,14 @@ internal sealed class Http3ClientConnection
                 sendBody = SendBodyAsync(state, request.Content, _handler.Expect100ContinueTimeout, cancellationToken);
             }
 
-            var reader = new Http3FrameReader(stream, 32 * 1024);
+            // Small: it holds frame headers and the response's HEADERS; DATA payloads go straight to the reader's buffer.
+            var reader = new Http3FrameReader(stream, 2048);
             HttpResponseMessage response = await ReadResponseHeadersAsync(request, state, reader, cancellationToken).ConfigureAwait(false);
             _awaitingHeaders.TryRemove(stream.Id, out _);
             await cancellation.DisposeAsync().ConfigureAwait(false);
             var body = new Http3ResponseStream(this, state, reader, response, sendBody, request.Method == HttpMethod.Head);
-            var content = new StreamContent(body);
-            foreach (KeyValuePair<string, IEnumerable<string>> header in response.Content.Headers)
-            {
-                content.Headers.TryAddWithoutValidation(header.Key, header.Value);
-            }
-
-            response.Content.Dispose();
-            response.Content = content;
+            var content = (Http3ResponseContent)response.Content;
+            content.SetBody(body);
             body.SetExpectedLength(content.Headers.ContentLength);
             handedOver = true;
             return response;
@@ -571,7 +590,7 @@ internal sealed class Http3ClientConnection
                     {
                         Version = HttpVersion.Version30,
                         RequestMessage = request,
-                        Content = new ByteArrayContent([]),
+                        Content = new Http3ResponseContent(),
                     };
                     foreach (HeaderField field in fields)
                     {

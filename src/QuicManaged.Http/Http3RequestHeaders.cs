@@ -15,7 +15,7 @@ internal static class Http3RequestHeaders
             authority = uri.IsDefaultPort ? "[" + uri.IdnHost + "]" : "[" + uri.IdnHost + "]:" + uri.Port.ToString(CultureInfo.InvariantCulture);
         }
 
-        var fields = new List<HeaderField>
+        var fields = new List<HeaderField>(8)
         {
             new(":method", request.Method.Method),
             new(":scheme", "https"),
@@ -35,7 +35,7 @@ internal static class Http3RequestHeaders
 
     private static void Add(List<HeaderField> fields, System.Net.Http.Headers.HttpHeaders headers)
     {
-        foreach (KeyValuePair<string, IEnumerable<string>> header in headers.NonValidated.Select(h => new KeyValuePair<string, IEnumerable<string>>(h.Key, h.Value)))
+        foreach (KeyValuePair<string, System.Net.Http.Headers.HeaderStringValues> header in headers.NonValidated)
         {
             string name = header.Key.ToLowerInvariant();
             if (name is "host" or "connection" or "keep-alive" or "proxy-connection" or "transfer-encoding" or "upgrade")

@@ -62,6 +62,35 @@ internal sealed class Http3ResponseStream : Stream
     public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
         => ReadAsync(buffer.AsMemory(offset, count), cancellationToken).AsTask();
 
+    /// <summary>
+    /// Copies the rest of the body with a buffer no larger than the body (HttpClient buffers responses through this):
+    /// a small response does not rent the default 80 KiB copy buffer.
+    /// </summary>
+    public override async Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(destination);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(bufferSize);
+        if (_expectedLength is long expected)
+        {
+            bufferSize = (int)Math.Clamp(expected - _received, 1, bufferSize);
+        }
+
+        byte[] buffer = System.Buffers.ArrayPool<byte>.Shared.Rent(bufferSize);
+        try
+        {
+            int n;
+            while ((n = await ReadAsync(buffer.AsMemory(0, bufferSize), cancellationToken).ConfigureAwait(false)) > 0)
+            {
+                await destination.WriteAsync(buffer.AsMemory(0, n), cancellationToken).ConfigureAwait(false);
+            }
+        }
+        finally
+        {
+            System.Buffers.ArrayPool<byte>.Shared.Return(buffer);
+        }
+    }
+
+    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder<>))]
     public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
     {
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
@@ -129,8 +158,9 @@ internal sealed class Http3ResponseStream : Stream
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
+            // As SocketsHttpHandler's HTTP/3 body: the stream is reset, and the read ends with an OperationCanceledException for the caller's token.
             _state.Abort((long)Http3ErrorCode.RequestCancelled);
-            throw;
+            throw new OperationCanceledException(cancellationToken);
         }
         catch (Exception ex) when (ex is QuicException or Http3ProtocolException)
         {
@@ -201,11 +231,33 @@ internal sealed class Http3ResponseStream : Stream
 
     protected override void Dispose(bool disposing)
     {
-        if (disposing && _disposed == 0)
+        if (disposing && Volatile.Read(ref _disposed) == 0)
         {
-            DisposeAsync().AsTask().GetAwaiter().GetResult();
+            // Disposing the response does not block its thread until the stream is over (our FIN acknowledged, the
+            // request body's task done): that finishes in the background, as with SocketsHttpHandler's HTTP/3.
+            ValueTask pending = DisposeAsync();
+            if (pending.IsCompleted)
+            {
+                pending.GetAwaiter().GetResult();
+            }
+            else
+            {
+                _ = FinishDisposeAsync(pending);
+            }
         }
 
         base.Dispose(disposing);
+    }
+
+    private static async Task FinishDisposeAsync(ValueTask pending)
+    {
+        try
+        {
+            await pending.ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is QuicException or ObjectDisposedException or IOException or OperationCanceledException)
+        {
+            // The connection went away meanwhile: nothing is left to release.
+        }
     }
 }

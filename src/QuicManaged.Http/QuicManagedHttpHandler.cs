@@ -24,8 +24,31 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
     /// <summary>TLS options for every connection: certificate validation callback, client certificates. ALPN is always h3; the target host is the request's.</summary>
     public SslClientAuthenticationOptions SslOptions { get; set; } = new();
 
-    /// <summary>Time allowed for the QUIC handshake. Default 30 s.</summary>
-    public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(30);
+    /// <summary>QUIC handshake limit of every connection attempt: 10 s, msquic's default, which SocketsHttpHandler's HTTP/3 uses.</summary>
+    internal static readonly TimeSpan HandshakeTimeout = TimeSpan.FromSeconds(10);
+
+    private TimeSpan _connectTimeout = Timeout.InfiniteTimeSpan;
+
+    /// <summary>
+    /// Time allowed for opening a connection (name resolution and the QUIC handshake), as
+    /// <c>SocketsHttpHandler.ConnectTimeout</c>: default <see cref="Timeout.InfiniteTimeSpan"/>. When it elapses the
+    /// request fails with a <see cref="TaskCanceledException"/> whose inner <see cref="TimeoutException"/> says so, as
+    /// SocketsHttpHandler's does. A server that never answers fails the handshake after 10 s in any case (the QUIC
+    /// handshake timeout, as with msquic): an <see cref="HttpRequestException"/> with <see cref="HttpRequestError.ConnectionError"/>.
+    /// </summary>
+    public TimeSpan ConnectTimeout
+    {
+        get => _connectTimeout;
+        set
+        {
+            if (value <= TimeSpan.Zero && value != Timeout.InfiniteTimeSpan)
+            {
+                throw new ArgumentOutOfRangeException(nameof(value), value, "ConnectTimeout must be positive or Timeout.InfiniteTimeSpan.");
+            }
+
+            _connectTimeout = value;
+        }
+    }
 
     /// <summary>QUIC idle timeout of the connections (<see cref="TimeSpan.Zero"/>: the transport default).</summary>
     public TimeSpan IdleTimeout { get; set; } = TimeSpan.Zero;
@@ -115,14 +138,22 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
             {
                 (connection, reserved) = await GetConnectionAsync(uri, cancellationToken).ConfigureAwait(false);
             }
-            catch (HttpRequestException) when (mayFallBack && FallbackHandler is not null)
+            catch (Exception ex) when (mayFallBack && FallbackHandler is not null
+                && (ex is HttpRequestException || (ex is OperationCanceledException && !cancellationToken.IsCancellationRequested)))
             {
+                // No HTTP/3 connection (refused, timed out, ConnectTimeout elapsed): the request may use a lower version.
                 return await FallBackAsync(request, cancellationToken).ConfigureAwait(false);
             }
 
             try
             {
                 return await connection.SendAsync(request, reserved, cancellationToken).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException ex) when (cancellationToken.IsCancellationRequested
+                && !(ex is TaskCanceledException && ex.CancellationToken == cancellationToken))
+            {
+                // The caller cancelled: a TaskCanceledException for the caller's token, as SocketsHttpHandler's HTTP/3 throws.
+                throw new TaskCanceledException(ex.Message, ex, cancellationToken);
             }
             catch (Http3RetryException) when (attempt < 2)
             {
@@ -222,6 +253,11 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
             if (reserved)
             {
                 connection.ReleaseStreamReservation();
+            }
+
+            if (!cancellationToken.IsCancellationRequested)
+            {
+                Remove(connection); // ConnectTimeout elapsed: the next request tries a new connection
             }
 
             throw;

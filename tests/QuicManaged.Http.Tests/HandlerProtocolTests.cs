@@ -249,6 +249,25 @@ public sealed class HandlerProtocolTests
         Assert.Equal(2, server.Connections);
     }
 
+    [Fact]
+    public async Task Goaway_WithTheLargestId_AsKestrelStartsItsShutdown_IsNoConnectionError()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        // Kestrel's graceful shutdown first sends GOAWAY with 2^62-1 (not a client-initiated bidirectional id): the
+        // connection drains like for any GOAWAY instead of failing with H3_ID_ERROR, as with SocketsHttpHandler.
+        byte[] largest = [0x07, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
+        await using ScriptedServer server = await ScriptedServer.StartAsync(_ => s_ok, index => index == 0 ? largest : null);
+        using HttpClient client = HandlerAgainstKestrelTests.Client(out _);
+        var uri = new Uri($"https://127.0.0.1:{server.Port}/");
+        Assert.Equal("hi", await client.GetStringAsync(uri, timeout.Token));
+        await Task.Delay(200, timeout.Token);
+        Assert.Equal("hi", await client.GetStringAsync(uri, timeout.Token));
+        if (server.FirstCloseCode.Task.IsCompleted)
+        {
+            Assert.NotEqual(0x108L, await server.FirstCloseCode.Task); // not H3_ID_ERROR
+        }
+    }
+
     // QPACK dynamic table (RFC 9204) as the server's encoder uses it: capacity 220, insert ":status: 200" by static name
     // reference (index 25) and the literal "x-dyn: yes"; the response section has Required Insert Count 2 (encoded 3),
     // Base 2, and references both by relative index.

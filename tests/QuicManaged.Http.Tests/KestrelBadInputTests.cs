@@ -10,10 +10,11 @@ namespace QuicManaged.Http.Tests;
 /// </summary>
 public sealed class KestrelBadInputTests
 {
-    private static async Task<QuicConnection> ConnectRawAsync(SampleServer server, CancellationToken cancellationToken)
+    /// <summary>A bare QUIC connection with ALPN h3 to a local server on <paramref name="port"/> (the test writes the HTTP/3 itself).</summary>
+    internal static async Task<QuicConnection> ConnectRawAsync(int port, CancellationToken cancellationToken)
         => await QuicConnection.ConnectAsync(new QuicClientConnectionOptions
         {
-            RemoteEndPoint = new IPEndPoint(IPAddress.Loopback, server.Port),
+            RemoteEndPoint = new IPEndPoint(IPAddress.Loopback, port),
             ClientAuthenticationOptions = new SslClientAuthenticationOptions
             {
                 ApplicationProtocols = [SslApplicationProtocol.Http3],
@@ -68,7 +69,7 @@ public sealed class KestrelBadInputTests
         using HttpClient good = HandlerAgainstKestrelTests.Client(out _);
         Assert.Equal("hello over HTTP/3", await good.GetStringAsync(new Uri(server.BaseUri, "/hello"), timeout.Token));
 
-        await using QuicConnection bad = await ConnectRawAsync(server, timeout.Token);
+        await using QuicConnection bad = await ConnectRawAsync(server.Port, timeout.Token);
         Task<long?> closed = ServerCloseCodeAsync(bad, timeout.Token);
         await using QuicStream control = await bad.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, timeout.Token);
         if (onRequestStream)

@@ -132,7 +132,7 @@ public sealed class PeerServerTests(ITestOutputHelper output)
             {
                 return await client.GetByteArrayAsync(uri, cancellationToken);
             }
-            catch (HttpRequestException) when (attempt < 20 && !peer.HasExited)
+            catch (Exception ex) when ((ex is HttpRequestException || ex is TaskCanceledException { InnerException: TimeoutException }) && attempt < 20 && !peer.HasExited)
             {
                 await Task.Delay(250, cancellationToken);
             }

@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace QuicManaged.Http.Framing;
 
 /// <summary>
@@ -45,6 +47,7 @@ internal sealed class Http3FrameReader
     /// Reads the next frame header, first discarding whatever is left of the current payload.
     /// Returns null at a clean end of stream (between frames); a stream ending inside a frame is H3_FRAME_ERROR.
     /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     public async ValueTask<Http3FrameHeader?> ReadFrameHeaderAsync(CancellationToken cancellationToken)
     {
         await SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
@@ -70,11 +73,27 @@ internal sealed class Http3FrameReader
     }
 
     /// <summary>Copies up to <paramref name="destination"/>.Length bytes of the current payload; 0 when it is consumed.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     public async ValueTask<int> ReadPayloadAsync(Memory<byte> destination, CancellationToken cancellationToken)
     {
         if (_payloadRemaining == 0 || destination.IsEmpty)
         {
             return 0;
+        }
+
+        if (_end == _start && !_endOfStream && destination.Length >= _buffer.Length)
+        {
+            // Nothing buffered and the caller's buffer is the larger: the payload goes straight there (one copy fewer),
+            // never past the payload's end (the next frame header stays in the stream).
+            int direct = await _stream.ReadAsync(destination[..(int)Math.Min(destination.Length, _payloadRemaining)], cancellationToken).ConfigureAwait(false);
+            if (direct == 0)
+            {
+                _endOfStream = true;
+                throw new Http3ProtocolException(Http3ErrorCode.FrameError, "stream ended inside a frame payload");
+            }
+
+            _payloadRemaining -= direct;
+            return direct;
         }
 
         if (_end == _start && !await FillAsync(cancellationToken).ConfigureAwait(false))
@@ -91,6 +110,7 @@ internal sealed class Http3FrameReader
     }
 
     /// <summary>Reads the whole current payload, refusing (with <paramref name="errorIfTooLarge"/>) any above the cap.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     public async ValueTask<byte[]> ReadWholePayloadAsync(int maxLength, Http3ErrorCode errorIfTooLarge, CancellationToken cancellationToken)
     {
         if (_payloadRemaining > maxLength)
@@ -138,6 +158,7 @@ internal sealed class Http3FrameReader
         return n;
     }
 
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<bool> FillAsync(CancellationToken cancellationToken)
     {
         if (_endOfStream)

@@ -110,7 +110,9 @@ internal sealed class Http3PeerStreams
                 case Http3FrameType.Goaway:
                     long id = await ReadSingleIntegerAsync(reader, cancellationToken).ConfigureAwait(false);
                     // RFC 9114 §5.2: from a server the id is a client-initiated bidirectional stream id; it never increases.
-                    if (!_isServer && id % 4 != 0)
+                    // Kestrel starts its graceful shutdown with the largest variable-length integer (2^62-1, "every
+                    // stream so far"), as SocketsHttpHandler accepts: that one is taken as it is meant.
+                    if (!_isServer && id % 4 != 0 && id != VariableLengthInteger.MaxValue)
                     {
                         throw new Http3ProtocolException(Http3ErrorCode.IdError, "GOAWAY does not carry a client-initiated bidirectional stream id");
                     }
