@@ -6,8 +6,8 @@ namespace System.Net.Quic.Managed.Streams;
 /// How much one connection buffers for its streams (RFC 9000 §21.6, §21.8: a peer that reads slowly, or never, must not
 /// commit the sender's memory).
 /// <para>
-/// Sending: <see cref="SendHeldBytes"/> counts the bytes the application handed over and the peer has not acknowledged,
-/// over all streams. A write is accepted while that stays under <see cref="SendLimitBytes"/> — the connection's ideal send
+/// Sending: <see cref="SendHeldBytes"/> counts the memory of the bytes the application handed over and the peer has not
+/// acknowledged, over all streams (whole chunks). A write is accepted while that stays under <see cref="SendLimitBytes"/> — the connection's ideal send
 /// buffer, as msquic calls it: it starts at <see cref="MinimumSendBytes"/> and grows in 1.5x steps to stay above twice
 /// the largest congestion window seen (bandwidth x RTT plus as much again queued behind it, so the path never waits for
 /// the application), up to <see cref="MaximumSendBytes"/>; it does not shrink. Bytes the peer's flow control lets leave
@@ -33,7 +33,10 @@ internal sealed class ConnectionBufferBudget
 
     public ConnectionBufferBudget(EndpointBufferBudget? endpoint = null) => _endpoint = endpoint;
 
-    /// <summary>Bytes written by the application and not yet acknowledged, over all streams.</summary>
+    /// <summary>
+    /// Bytes the connection's send buffers hold (data written by the application and not yet acknowledged), counted in
+    /// whole pooled chunks, as the memory they take: a thousand streams holding a few bytes each hold a thousand chunks.
+    /// </summary>
     public long SendHeldBytes { get; private set; }
 
     /// <summary>The current send budget (see the class summary).</summary>
@@ -45,11 +48,11 @@ internal sealed class ConnectionBufferBudget
     /// <summary>Stream writes wait for acknowledgments to free budget.</summary>
     public bool HasWaiters => _waiters.Count > 0;
 
-    public void OnSendHeldChanged(long delta) => SendHeldBytes += delta;
-
-    public void OnChunksChanged(long delta)
+    /// <summary>A stream buffer rented (positive) or returned (negative) chunks; <paramref name="send"/>: a send buffer.</summary>
+    public void OnChunksChanged(long delta, bool send = false)
     {
         ChunkBytes += delta;
+        if (send) SendHeldBytes += delta;
         _endpoint?.Add(delta);
     }
 

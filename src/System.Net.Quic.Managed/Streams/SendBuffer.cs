@@ -19,12 +19,11 @@ internal sealed class SendBuffer
     private bool _finAcked;
     private bool _finLost;
     private bool _reset;
-    private readonly ConnectionBufferBudget? _budget;
 
     /// <param name="maxBufferedBytes">Most unacknowledged bytes held.</param>
     /// <param name="chunkSize">Size of the pooled chunks.</param>
     /// <param name="maxRanges">Most disjoint acknowledged or lost ranges tracked.</param>
-    /// <param name="budget">The connection's account: held bytes and chunks are counted there (null: none).</param>
+    /// <param name="budget">The connection's account the chunks are counted in, as held send bytes (null: none).</param>
     public SendBuffer(long maxBufferedBytes, int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxRanges = 1 << 16,
         ConnectionBufferBudget? budget = null)
     {
@@ -34,8 +33,7 @@ internal sealed class SendBuffer
         }
 
         MaxBufferedBytes = maxBufferedBytes;
-        _budget = budget;
-        _chunks = new StreamChunkBuffer(chunkSize, budget);
+        _chunks = new StreamChunkBuffer(chunkSize, budget, sendSide: true);
         _acked = new RangeSet(4, maxRanges);
         _lost = new RangeSet(4, maxRanges);
     }
@@ -115,7 +113,6 @@ internal sealed class SendBuffer
 
         _chunks.Write(_writeOffset, data.Slice(0, n));
         _writeOffset += n;
-        _budget?.OnSendHeldChanged(n);
         if (fin && n == data.Length)
         {
             _finRequested = true;
@@ -263,7 +260,6 @@ internal sealed class SendBuffer
             _lost.Remove(offset, end);
             if (_acked.Count > 0 && _acked.StartAt(0) <= _ackedPrefix)
             {
-                _budget?.OnSendHeldChanged(_ackedPrefix - _acked.EndAt(0));
                 _ackedPrefix = _acked.EndAt(0);
                 _acked.RemoveBelow(_ackedPrefix);
 
@@ -329,7 +325,6 @@ internal sealed class SendBuffer
     /// <summary>Discards all buffered data (RESET_STREAM sent, RFC 9000 §3.1); later acks and losses are ignored.</summary>
     public void Reset()
     {
-        if (!_reset) _budget?.OnSendHeldChanged(-BufferedBytes);
         _reset = true;
         _acked.Clear();
         _lost.Clear();
