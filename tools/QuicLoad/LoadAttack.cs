@@ -55,7 +55,7 @@ public static class LoadAttack
             var clock = Stopwatch.StartNew();
             using Process child = StartClient(options, server.EndPoint);
             Memory baseline = Memory.Now();
-            long peakRss = 0;
+            long peakRss = 0, servingRss = 0;
             var lines = new List<string>();
             Task<string?> nextLine = child.StandardOutput.ReadLineAsync(limit.Token).AsTask();
             Memory? withAll = null;
@@ -85,6 +85,16 @@ public static class LoadAttack
                     await child.StandardInput.WriteLineAsync("go").ConfigureAwait(false);
                     await child.StandardInput.FlushAsync(limit.Token).ConfigureAwait(false);
                 }
+                else if (line.StartsWith("attack ready", StringComparison.Ordinal))
+                {
+                    servingRss = peakRss; // the most RSS while serving the well-behaved client alone
+                }
+                else if (line.StartsWith("good during", StringComparison.Ordinal))
+                {
+                    // What the attack holds live, apart from garbage not collected yet.
+                    Memory live = Memory.AfterFullCollection();
+                    Console.WriteLine($"server during the attack, after a full collection: {live} (+{(live.Rss - baseline.Rss) / 1048576.0:0.0} MiB RSS)");
+                }
                 else if (line.StartsWith("all connected", StringComparison.Ordinal))
                 {
                     // flood: every connection is up and silent; sample, then let the client close them.
@@ -104,7 +114,8 @@ public static class LoadAttack
             while (server.OpenConnections > 0 && !limit.IsCancellationRequested) await Task.Delay(100, limit.Token).ConfigureAwait(false);
             Memory after = Memory.AfterFullCollection();
             double growth = (peakRss - baseline.Rss) / 1048576.0;
-            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"server peak RSS {peakRss / 1048576.0:0.0} MiB: +{growth:0.0} MiB over the baseline"));
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"server peak RSS {peakRss / 1048576.0:0.0} MiB: +{growth:0.0} MiB over the baseline"
+                + (servingRss > 0 ? $", +{(peakRss - servingRss) / 1048576.0:0.0} MiB over its RSS serving the well-behaved client alone" : "")));
             Console.WriteLine($"server after the connections ended and a full collection: {after}");
             Console.WriteLine($"server failures {counters.ServerFailures}, client exit code {child.ExitCode}");
             if (slowReader)
@@ -312,7 +323,8 @@ public static class LoadAttack
         {
             for (int i = 0; i < 2; i++)
             {
-                GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+                // Aggressive: also gives the memory the GC holds for later allocations back to the system.
+                GC.Collect(2, GCCollectionMode.Aggressive, blocking: true, compacting: true);
                 GC.WaitForPendingFinalizers();
             }
             return Now();
