@@ -114,8 +114,10 @@ public static class LoadAttack
             while (server.OpenConnections > 0 && !limit.IsCancellationRequested) await Task.Delay(100, limit.Token).ConfigureAwait(false);
             Memory after = Memory.AfterFullCollection();
             double growth = (peakRss - baseline.Rss) / 1048576.0;
-            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"server peak RSS {peakRss / 1048576.0:0.0} MiB: +{growth:0.0} MiB over the baseline"
-                + (servingRss > 0 ? $", +{(peakRss - servingRss) / 1048576.0:0.0} MiB over its RSS serving the well-behaved client alone" : "")));
+            string overServing = servingRss > 0
+                ? string.Create(CultureInfo.InvariantCulture, $", +{(peakRss - servingRss) / 1048576.0:0.0} MiB over its RSS serving the well-behaved client alone")
+                : "";
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"server peak RSS {peakRss / 1048576.0:0.0} MiB: +{growth:0.0} MiB over the baseline") + overServing);
             Console.WriteLine($"server after the connections ended and a full collection: {after}");
             Console.WriteLine($"server failures {counters.ServerFailures}, client exit code {child.ExitCode}");
             if (slowReader)
