@@ -63,7 +63,7 @@ public static class LoadAttack
             while (true)
             {
                 Task done = await Task.WhenAny(nextLine, Task.Delay(250, limit.Token)).ConfigureAwait(false);
-                long rss = Memory.ReadRss();
+                long rss = ResourceSample.ReadRss();
                 if (peakRss > 0) peakRss = Math.Max(peakRss, rss);
                 if (peakRss > 0 && clock.Elapsed.TotalSeconds >= nextReport)
                 {
@@ -309,19 +309,7 @@ public static class LoadAttack
     /// <summary>RSS and GC heap of this process.</summary>
     private readonly record struct Memory(long Rss, long Heap)
     {
-        public static long ReadRss()
-        {
-            foreach (string line in File.ReadLines("/proc/self/status"))
-            {
-                if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
-                {
-                    return long.Parse(line.AsSpan(6).Trim().TrimEnd("kB").Trim(), CultureInfo.InvariantCulture) * 1024;
-                }
-            }
-            return -1;
-        }
-
-        public static Memory Now() => new(ReadRss(), GC.GetTotalMemory(forceFullCollection: false));
+        public static Memory Now() => new(ResourceSample.ReadRss(), GC.GetTotalMemory(forceFullCollection: false));
 
         public static Memory AfterFullCollection()
         {
