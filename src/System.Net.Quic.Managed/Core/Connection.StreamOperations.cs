@@ -40,12 +40,13 @@ internal sealed partial class Connection
         if (stream.Send.State is not (SendStreamState.Ready or SendStreamState.Send) || stream.Send.Buffer.IsFinRequested) return 0;
         ConnectionBufferBudget budget = _streams.BufferBudget;
         long room = budget.RoomFor(Math.Max(0, stream.Send.FlowLimitOffset - stream.Send.Buffer.WriteOffset));
+        ReadOnlySpan<byte> taken = data;
         if (room < data.Length)
         {
             budget.AddWaiter(streamId);
-            data = data.Slice(0, (int)room);
+            taken = data.Slice(0, (int)room);
         }
-        int accepted = stream.Send.Write(data, fin: false);
+        int accepted = stream.Send.Write(taken, fin: false);
         // FIN goes with the data only when all of it fitted; otherwise the caller writes the rest, then FIN.
         if (fin && accepted == data.Length) stream.Send.Write(ReadOnlySpan<byte>.Empty, fin: true);
         _streams.RefreshSendable(stream);
