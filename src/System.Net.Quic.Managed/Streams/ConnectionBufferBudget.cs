@@ -29,9 +29,15 @@ internal sealed class ConnectionBufferBudget
 
     private readonly Queue<long> _waiters = new();
     private readonly HashSet<long> _waiting = [];
+    private readonly long _minimumSendBytes;
     private EndpointBufferBudget? _endpoint;
 
-    public ConnectionBufferBudget(EndpointBufferBudget? endpoint = null) => _endpoint = endpoint;
+    public ConnectionBufferBudget(EndpointBufferBudget? endpoint = null, long minimumSendBytes = MinimumSendBytes)
+    {
+        _endpoint = endpoint;
+        _minimumSendBytes = Math.Clamp(minimumSendBytes, MinimumSendBytes, MaximumSendBytes);
+        SendLimitBytes = _minimumSendBytes;
+    }
 
     /// <summary>
     /// Bytes the connection's send buffers hold (data written by the application and not yet acknowledged), counted in
@@ -40,7 +46,7 @@ internal sealed class ConnectionBufferBudget
     public long SendHeldBytes { get; private set; }
 
     /// <summary>The current send budget (see the class summary).</summary>
-    public long SendLimitBytes { get; private set; } = MinimumSendBytes;
+    public long SendLimitBytes { get; private set; }
 
     /// <summary>Bytes of pooled chunks the connection's stream buffers hold.</summary>
     public long ChunkBytes { get; private set; }
@@ -72,7 +78,7 @@ internal sealed class ConnectionBufferBudget
     /// </summary>
     public long RoomFor(long sendableNow)
     {
-        long limit = _endpoint is { IsExceeded: true } ? MinimumSendBytes : SendLimitBytes;
+        long limit = _endpoint is { IsExceeded: true } ? _minimumSendBytes : SendLimitBytes;
         long room = Math.Max(limit - SendHeldBytes, Math.Min(sendableNow, (2 * limit) - SendHeldBytes));
         return Math.Max(0, room);
     }

@@ -42,7 +42,7 @@ internal sealed class StreamTable
         _remoteUni = new RemoteStreamLimit(isServer, unidirectional: true, options.MaxStreamsUni);
         ConnectionReceiveWindow = new ReceiveFlowWindow(options.InitialMaxData, Math.Max(options.InitialMaxData, options.MaxConnectionReceiveWindow));
         ConnectionSendCredit = new SendFlowCredit(0);
-        BufferBudget = new ConnectionBufferBudget(options.EndpointBudget);
+        BufferBudget = new ConnectionBufferBudget(options.EndpointBudget, options.MinimumSendBudget);
     }
 
     /// <summary>What the streams buffer: held send bytes against the connection's send budget, and pooled chunks.</summary>

@@ -30,6 +30,12 @@ internal sealed class StreamTableOptions
     /// <summary>Most unacknowledged bytes buffered per sending stream (the connection's send budget may allow fewer).</summary>
     public long MaxSendBufferPerStream { get; init; } = 1L << 20;
 
+    /// <summary>
+    /// The send budget a connection starts with and never goes below (<see cref="ConnectionBufferBudget"/>; at least its
+    /// 256 KiB minimum). Tests that need every stream's data buffered at once raise it.
+    /// </summary>
+    public long MinimumSendBudget { get; set; } = ConnectionBufferBudget.MinimumSendBytes;
+
     /// <summary>The listener's stream buffer memory budget the connection's chunks count against (null: none).</summary>
     public EndpointBufferBudget? EndpointBudget { get; set; }
 

@@ -102,10 +102,12 @@ public class SendBudgetTests(ITestOutputHelper output)
         });
         Assert.True(pair.Handshake());
         Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        // The client's own send budget takes the requests in turn (each holds a chunk until acknowledged).
+        var requests = new Queue<long>();
         for (int i = 0; i < streamCount; i++)
         {
             Assert.True(client.TryOpenStream(unidirectional: false, out long id));
-            client.WriteStream(id, "GET /1M"u8, fin: true);
+            requests.Enqueue(id);
         }
 
         byte[] chunk = new byte[64 * 1024];
@@ -113,6 +115,7 @@ public class SendBudgetTests(ITestOutputHelper output)
         long accepted = 0, maxHeld = 0;
         for (int step = 0; step < 300; step++)
         {
+            while (requests.TryPeek(out long request) && client.WriteStream(request, "GET /1M"u8, fin: true) > 0) requests.Dequeue();
             pair.Network.RunFor(10_000);
             foreach (TransportStream stream in server.Streams.Streams)
             {
