@@ -3,7 +3,6 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Net.Quic.Managed;
-using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
 using QuicManaged.Tools.QuicPerf.Transport;
 
@@ -122,7 +121,9 @@ public static class LoadAttack
             // Connections in their closing or draining period (RFC 9000 §10.2) are gone a few PTOs later.
             await Task.Delay(5000, limit.Token).ConfigureAwait(false);
             Console.WriteLine($"server 5 s later, after another full collection: {Memory.AfterFullCollection()}");
-            Console.WriteLine($"server failures {counters.ServerFailures}, client exit code {child.ExitCode}");
+            Console.WriteLine(slowReader
+                ? $"server stream failures {counters.ServerFailures} (the attacker's streams end aborted), client exit code {child.ExitCode}"
+                : $"server failures {counters.ServerFailures}, client exit code {child.ExitCode}");
             if (slowReader)
             {
                 bool grewTooMuch = peakRss - baseline.Rss >= options.MaxGrowthBytes;
@@ -196,22 +197,13 @@ public static class LoadAttack
         }
     }
 
-    private static QuicClientConnectionOptions ClientOptions(IPEndPoint server, QuicReceiveWindowSizes? windows) => new()
+    private static QuicClientConnectionOptions ClientOptions(IPEndPoint server, QuicReceiveWindowSizes? windows)
     {
-        RemoteEndPoint = server,
-        ClientAuthenticationOptions = new SslClientAuthenticationOptions
-        {
-            ApplicationProtocols = [LoadProtocol.Alpn],
-            TargetHost = "localhost",
-            RemoteCertificateValidationCallback = (_, _, _, _) => true,
-        },
-        MaxInboundBidirectionalStreams = 0,
-        MaxInboundUnidirectionalStreams = 0,
-        DefaultStreamErrorCode = 1,
-        DefaultCloseErrorCode = 0,
-        IdleTimeout = TimeSpan.FromMinutes(5),
-        InitialReceiveWindowSizes = windows ?? new QuicReceiveWindowSizes(),
-    };
+        QuicClientConnectionOptions options = LoadProtocol.ClientOptions(server);
+        options.IdleTimeout = TimeSpan.FromMinutes(5);
+        if (windows is not null) options.InitialReceiveWindowSizes = windows;
+        return options;
+    }
 
     /// <summary>Tells the server process the warm-up is over and waits for its baseline ("go" on stdin).</summary>
     private static async Task WarmedUpAsync(CancellationToken cancellationToken)

@@ -30,6 +30,22 @@ public static class LoadProtocol
         return pattern;
     }
 
+    /// <summary>A client of the in-process server: its ALPN, any certificate accepted, no streams from the server.</summary>
+    public static QuicClientConnectionOptions ClientOptions(System.Net.IPEndPoint server) => new()
+    {
+        RemoteEndPoint = server,
+        ClientAuthenticationOptions = new SslClientAuthenticationOptions
+        {
+            ApplicationProtocols = [Alpn],
+            TargetHost = "localhost",
+            RemoteCertificateValidationCallback = (_, _, _, _) => true,
+        },
+        MaxInboundBidirectionalStreams = 0,
+        MaxInboundUnidirectionalStreams = 0,
+        DefaultStreamErrorCode = 1,
+        DefaultCloseErrorCode = 0,
+    };
+
     /// <summary>Client side of one stream: request, then the response; returns the response bytes received.</summary>
     public static async Task<long> RequestAsync(QuicStream stream, int requestSize, int responseSize, CancellationToken cancellationToken)
     {
