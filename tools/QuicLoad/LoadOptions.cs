@@ -1,6 +1,7 @@
 using System.CommandLine;
 using System.CommandLine.Parsing;
 using System.Globalization;
+using System.Net;
 using System.Net.Quic.Managed;
 
 namespace QuicManaged.Tools.QuicLoad;
@@ -31,6 +32,15 @@ public enum LoadMode
 
     /// <summary>One busy connection's streams/s alone, then beside N idle connections; the idle connections' memory and CPU.</summary>
     Idle,
+
+    /// <summary>The server in this process under a slow-reader flood from a client process; a well-behaved client meanwhile.</summary>
+    SlowReader,
+
+    /// <summary>The server in this process; a client process completes N handshakes, stays silent, closes: RSS and GC heap.</summary>
+    Flood,
+
+    /// <summary>The client process of slow-reader and flood (started by them, not listed in the help).</summary>
+    AttackClient,
 }
 
 /// <summary>Command line of QuicLoad (System.CommandLine): one subcommand per mode, shared options on the root.</summary>
@@ -91,6 +101,15 @@ public sealed class LoadOptions
 
     public bool IPv6 { get; private set; }
 
+    /// <summary>slow-reader: the server's RSS growth over its baseline that fails the run.</summary>
+    public long MaxGrowthBytes { get; private set; }
+
+    /// <summary>attack-client: the server's address.</summary>
+    public string? Target { get; private set; }
+
+    /// <summary>attack-client: slow-reader or flood.</summary>
+    public string Attack { get; private set; } = "";
+
     /// <summary>--cert rsa: the server's self-signed certificate has an RSA-2048 key instead of ECDSA P-256.</summary>
     public bool RsaCertificate { get; private set; }
 
@@ -124,7 +143,7 @@ public sealed class LoadOptions
     }
 
     /// <summary>The mode names, in the order of the help.</summary>
-    public static IReadOnlyList<string> ModeNames { get; } = ["sequential", "concurrent", "streams", "connections", "soak", "handshakes", "serve", "idle"];
+    public static IReadOnlyList<string> ModeNames { get; } = ["sequential", "concurrent", "streams", "connections", "soak", "handshakes", "serve", "idle", "slow-reader", "flood"];
 
     public static bool TryParse(string[] args, out LoadOptions options, out string error)
         => TryParse(args, QuicProviderSelection.Default, out options, out error);
@@ -230,6 +249,21 @@ public sealed class LoadOptions
         private readonly Option<bool> _requireRetry = new("--require-retry") { Description = "Send every client a Retry first (QuicListenerOptions.RequireRetry)." };
         private readonly Option<byte[]> _resetKey = HexKey("--stateless-reset-key", "The fleet's stateless reset key, at least 16 bytes in hex (QuicListenerOptions.StatelessResetKey).");
         private readonly Option<byte[]> _tokenKey = HexKey("--token-key", "The fleet's Retry and NEW_TOKEN token key, at least 16 bytes in hex (QuicListenerOptions.AddressValidationTokenKey).");
+        private readonly Option<int> _attackConnections = Count("--connections", "Attacking connections.", 10);
+        private readonly Option<int> _attackStreams = Count("--streams", "Streams each attacking connection opens (the server allows as many).", 1000);
+        private readonly Option<int> _attackSize = Size("--size", "Bytes of the response each attacking stream asks for.", 1 << 20);
+        private readonly Option<double> _attackSeconds = Positive("--seconds", "T", "How long the attack holds (the well-behaved client runs halfway).", 10);
+        private readonly Option<int> _maxGrowth = Size("--max-growth", "Server RSS growth over its baseline that fails the run.", 64 << 20);
+        private readonly Argument<int> _floodCount = CountArgument("N", "Connections.");
+        private readonly Option<int> _floodParallel = Count("--parallel", "Handshakes in progress at a time.", 64);
+        private readonly Argument<string> _target = new("ADDRESS") { Description = "The server's address and port." };
+        private readonly Option<string> _attackKind = new Option<string>("--attack") { Description = "slow-reader or flood.", DefaultValueFactory = _ => "slow-reader" }
+            .AcceptOnlyFromAmong("slow-reader", "flood");
+        private readonly Option<int> _clientConnections = Count("--connections", "Connections.", 10);
+        private readonly Option<int> _clientStreams = Count("--streams", "Streams per connection.", 1000);
+        private readonly Option<int> _clientSize = Size("--size", "Response size asked for.", 1 << 20);
+        private readonly Option<double> _clientSeconds = Positive("--seconds", "T", "How long the attack holds.", 10);
+        private readonly Option<int> _clientParallel = Count("--parallel", "Handshakes at a time.", 64);
 
         public LoadCommandLine(QuicProvider defaultProvider)
         {
@@ -280,6 +314,24 @@ public sealed class LoadOptions
             {
                 _idleCount, _size64K, _seconds, _idleSeconds, _idleParallel,
             });
+            Add(LoadMode.SlowReader, new Command("slow-reader", "The server in this process, a client process attacking it: C connections advertise 2,048-byte "
+                + "stream and 256 KiB connection windows, open N streams each asking for a response of --size bytes, and never read. A "
+                + "well-behaved client downloads 32 MiB before and during the attack. Prints the server's RSS and GC heap; fails when its "
+                + "RSS grew by --max-growth or more. --provider is the server's; the clients are always managed.")
+            {
+                _attackConnections, _attackStreams, _attackSize, _attackSeconds, _maxGrowth,
+            });
+            Add(LoadMode.Flood, new Command("flood", "The server in this process, a client process that completes N handshakes, stays silent, then "
+                + "closes them all: the server's RSS and GC heap at its baseline, with all N open, and after they ended and a forced full "
+                + "collection. --provider is the server's; the clients are always managed.")
+            {
+                _floodCount, _floodParallel,
+            });
+            Add(LoadMode.AttackClient, new Command("attack-client", "The client process of slow-reader and flood.")
+            {
+                _target, _attackKind, _clientConnections, _clientStreams, _clientSize, _clientSeconds, _clientParallel,
+            });
+            Root.Subcommands[^1].Hidden = true;
             Root.Add(new System.CommandLine.Help.HelpOption { Recursive = true });
             foreach (Option option in Root.Options)
             {
@@ -369,6 +421,33 @@ public sealed class LoadOptions
                     options.DurationSeconds = result.GetValue(_handshakeSeconds);
                     options.Parallel = result.GetValue(_handshakesParallel);
                     options.Count = options.Parallel;
+                    break;
+                case LoadMode.SlowReader:
+                    options.Count = result.GetValue(_attackConnections);
+                    options.StreamsPerConnection = result.GetValue(_attackStreams);
+                    options.Parallel = options.StreamsPerConnection; // the server allows that many streams per connection
+                    options.ResponseSize = result.GetValue(_attackSize);
+                    options.DurationSeconds = result.GetValue(_attackSeconds);
+                    options.MaxGrowthBytes = result.GetValue(_maxGrowth);
+                    break;
+                case LoadMode.Flood:
+                    options.Count = result.GetValue(_floodCount);
+                    options.Parallel = result.GetValue(_floodParallel);
+                    break;
+                case LoadMode.AttackClient:
+                    options.Target = result.GetValue(_target);
+                    if (!IPEndPoint.TryParse(options.Target ?? "", out _))
+                    {
+                        error = $"bad address '{options.Target}'";
+                        return false;
+                    }
+
+                    options.Attack = result.GetValue(_attackKind) ?? "slow-reader";
+                    options.Count = result.GetValue(_clientConnections);
+                    options.StreamsPerConnection = result.GetValue(_clientStreams);
+                    options.ResponseSize = result.GetValue(_clientSize);
+                    options.DurationSeconds = result.GetValue(_clientSeconds);
+                    options.Parallel = result.GetValue(_clientParallel);
                     break;
                 case LoadMode.Serve:
                     options.Port = result.GetValue(_port);

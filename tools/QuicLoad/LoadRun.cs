@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Net.Quic.Managed;
-using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
 using QuicManaged.Tools.QuicPerf.Transport;
@@ -59,20 +58,7 @@ public sealed class LoadRun
         LoadServer server = await LoadServer.StartAsync(_options, certificate, _counters, run.Token).ConfigureAwait(false);
         try
         {
-            _clientOptions = new QuicClientConnectionOptions
-            {
-                RemoteEndPoint = server.EndPoint,
-                ClientAuthenticationOptions = new SslClientAuthenticationOptions
-                {
-                    ApplicationProtocols = [LoadProtocol.Alpn],
-                    TargetHost = "localhost",
-                    RemoteCertificateValidationCallback = (_, _, _, _) => true,
-                },
-                MaxInboundBidirectionalStreams = 0,
-                MaxInboundUnidirectionalStreams = 0,
-                DefaultStreamErrorCode = 1,
-                DefaultCloseErrorCode = 0,
-            };
+            _clientOptions = LoadProtocol.ClientOptions(server.EndPoint);
 
             using var samplerStop = new CancellationTokenSource();
             Task sampler = SampleAsync(server, samplerStop.Token);

@@ -14,4 +14,10 @@ if (!LoadOptions.TryParse(args, out LoadOptions options, out string error))
     return 2;
 }
 
-return options.Mode == LoadMode.Serve ? await LoadServe.RunAsync(options) : await new LoadRun(options).RunAsync();
+return options.Mode switch
+{
+    LoadMode.Serve => await LoadServe.RunAsync(options),
+    LoadMode.SlowReader or LoadMode.Flood => await LoadAttack.RunAsync(options),
+    LoadMode.AttackClient => await LoadAttack.RunClientAsync(options),
+    _ => await new LoadRun(options).RunAsync(),
+};

@@ -15,6 +15,26 @@ public sealed record ResourceSample(
     long Bytes,
     long Failures)
 {
+    /// <summary>This process's resident set size in bytes (Linux: /proc/self/status; elsewhere the working set).</summary>
+    public static long ReadRss()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            using Process self = Process.GetCurrentProcess();
+            return self.WorkingSet64;
+        }
+
+        foreach (string line in File.ReadLines("/proc/self/status"))
+        {
+            if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
+            {
+                return long.Parse(line.AsSpan(6).Trim().TrimEnd("kB").Trim(), CultureInfo.InvariantCulture) * 1024;
+            }
+        }
+
+        return -1;
+    }
+
     /// <summary>Reads the process now (Linux: /proc/self; elsewhere what <see cref="Process"/> offers, fds -1).</summary>
     public static ResourceSample Take(double seconds, LoadCounters counters)
     {
@@ -23,13 +43,10 @@ public sealed record ResourceSample(
         int fds = -1;
         if (OperatingSystem.IsLinux())
         {
+            rss = ReadRss();
             foreach (string line in File.ReadLines("/proc/self/status"))
             {
-                if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
-                {
-                    rss = long.Parse(line.AsSpan(6).Trim().TrimEnd("kB").Trim(), CultureInfo.InvariantCulture) * 1024;
-                }
-                else if (line.StartsWith("Threads:", StringComparison.Ordinal))
+                if (line.StartsWith("Threads:", StringComparison.Ordinal))
                 {
                     threads = int.Parse(line.AsSpan(8).Trim(), CultureInfo.InvariantCulture);
                 }

@@ -27,6 +27,9 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     private readonly TaskCompletionSource _connected = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Channel<QuicStream> _inbound = Channel.CreateUnbounded<QuicStream>(new UnboundedChannelOptions { SingleWriter = true });
     private readonly Dictionary<long, ManagedStream> _streams = new();
+
+    /// <summary>The bytes this connection's streams hold staged on the callers' threads, all together.</summary>
+    internal StagedBytesBudget StagedBytes { get; } = new();
     private readonly List<TaskCompletionSource> _closeWaiters = new();
     private readonly TaskCompletionSource _lifetime = new(TaskCreationOptions.RunContinuationsAsynchronously);
 

@@ -41,6 +41,7 @@ internal sealed class ManagedListener : QuicListenerImpl
     private readonly QuicListenerOptions _options;
     private readonly byte[][] _protocols;
     private readonly byte[] _sessionTicketKey = System.Security.Cryptography.RandomNumberGenerator.GetBytes(32);
+    private readonly Streams.EndpointBufferBudget _bufferBudget;
     // Connections whose handshake completed, and exceptions of handshakes that failed, in the order they ended.
     private readonly Channel<object> _accepted = Channel.CreateUnbounded<object>(new UnboundedChannelOptions { SingleWriter = true });
 
@@ -57,6 +58,7 @@ internal sealed class ManagedListener : QuicListenerImpl
         _host = host;
         _port = port;
         _options = options;
+        _bufferBudget = new Streams.EndpointBufferBudget(options.EffectiveMaxStreamBufferBytes);
         _protocols = new byte[options.ApplicationProtocols.Count][];
         for (int i = 0; i < _protocols.Length; i++) _protocols[i] = options.ApplicationProtocols[i].Protocol.ToArray();
     }
@@ -114,6 +116,8 @@ internal sealed class ManagedListener : QuicListenerImpl
         }
         else
         {
+            // The listener's stream buffer memory is spent: the connections it has keep working, new ones wait.
+            if (_bufferBudget.IsExceeded) return IncomingDecision.Refuse(TransportErrorCode.ConnectionRefused, "the listener's stream buffer memory limit is reached");
             if (Interlocked.Increment(ref _pending) > _options.ListenBacklog)
             {
                 Interlocked.Decrement(ref _pending);
@@ -162,6 +166,7 @@ internal sealed class ManagedListener : QuicListenerImpl
         var connection = new ManagedConnection(host, owner, serverOptions, this, remote, "");
         owner.Impl = connection;
         ConnectionOptions options = ManagedOptionsMapping.ToConnectionOptions(serverOptions, "server " + remote, preferredAddress: _options.PreferredAddress);
+        options.Streams.EndpointBudget = _bufferBudget;
         TlsHandshakeOptions tls = ManagedOptionsMapping.ToServerTls(serverOptions.ServerAuthenticationOptions, _options.ApplicationProtocols, owner);
         // Tickets for resumption are sealed with this listener's key (RFC 8446 §4.6.1); 0-RTT only when the app opted in.
         tls.SessionTicketKey = _sessionTicketKey;

@@ -354,7 +354,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         }
         if (buffer.Length <= StreamWriteStage.Capacity && !_writeSideGone)
         {
-            StreamWriteStage stage = _stage ??= new StreamWriteStage(this);
+            StreamWriteStage stage = _stage ??= new StreamWriteStage(this, _connection.StagedBytes);
             bool staged;
             bool post;
             lock (stage)

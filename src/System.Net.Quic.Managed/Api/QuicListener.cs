@@ -50,6 +50,10 @@ public sealed class QuicListener : IAsyncDisposable
         {
             throw new PlatformNotSupportedException("'ListenerSockets', 'ReusePortGroupSize', 'ReusePortGroupIndex', 'LoadBalancing', 'StatelessResetKey' and 'AddressValidationTokenKey' are supported by the managed provider only: System.Net.Quic (msquic) has no such listener settings.");
         }
+        if (provider == QuicProvider.MsQuic && options.MaxStreamBufferBytes != 0)
+        {
+            throw new PlatformNotSupportedException("'MaxStreamBufferBytes' is supported by the managed provider only: System.Net.Quic (msquic) has no listener-wide buffer limit.");
+        }
         if (provider == QuicProvider.MsQuic && options.ProtocolVersions is not null)
         {
             throw new PlatformNotSupportedException("'ProtocolVersions' is supported by the managed provider only: System.Net.Quic (msquic) has no version setting.");

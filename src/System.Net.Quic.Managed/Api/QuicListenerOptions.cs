@@ -88,6 +88,22 @@ public sealed class QuicListenerOptions
     /// </summary>
     public ReadOnlyMemory<byte> AddressValidationTokenKey { get; set; }
 
+    /// <summary>
+    /// Extension beyond System.Net.Quic: the most stream buffer memory the listener's connections hold together, send and
+    /// receive (pooled 4 KiB chunks of data written and not yet acknowledged, or received and not yet read). While it is
+    /// reached, new clients are refused with CONNECTION_REFUSED and each connection buffers for sending no more than its
+    /// minimum send budget (256 KiB); connections already open keep working. Each connection's own send buffering is
+    /// bounded by what its path carries (about twice its congestion window, at least 256 KiB, at most 16 MiB) whatever
+    /// this says. 0 (the default): 256 MiB. Managed provider only: with the msquic provider
+    /// <see cref="QuicListener.ListenAsync(QuicListenerOptions, CancellationToken)"/> throws
+    /// <see cref="PlatformNotSupportedException"/> when set (msquic bounds its buffering per connection and by its own
+    /// handshake memory limit).
+    /// </summary>
+    public long MaxStreamBufferBytes { get; set; }
+
+    /// <summary>The stream buffer memory limit in effect: <see cref="MaxStreamBufferBytes"/>, or 256 MiB when 0.</summary>
+    internal long EffectiveMaxStreamBufferBytes => MaxStreamBufferBytes > 0 ? MaxStreamBufferBytes : Streams.EndpointBufferBudget.DefaultLimitBytes;
+
     /// <summary>True when an option only the managed provider implements is set.</summary>
     internal bool UsesManagedScaleOutOptions
         => ListenerSockets > 1 || LoadBalancing is not null || !StatelessResetKey.IsEmpty || !AddressValidationTokenKey.IsEmpty
@@ -162,6 +178,10 @@ public sealed class QuicListenerOptions
         if (ListenBacklog < 0)
         {
             throw new ArgumentOutOfRangeException(argumentName, ListenBacklog, $"'{nameof(ListenBacklog)}' must not be negative.");
+        }
+        if (MaxStreamBufferBytes < 0)
+        {
+            throw new ArgumentOutOfRangeException(argumentName, MaxStreamBufferBytes, $"'{nameof(MaxStreamBufferBytes)}' must not be negative.");
         }
         if (ListenBacklog == 0)
         {

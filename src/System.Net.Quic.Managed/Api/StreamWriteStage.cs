@@ -8,7 +8,8 @@ namespace System.Net.Quic.Managed;
 /// send buffering lets System.Net.Quic's WriteAsync complete without waiting for the connection's worker); one coalesced
 /// work item then moves the bytes into the core on the driver thread. Bounded by <see cref="Capacity"/> bytes (a larger
 /// write, or one that finds the stage full because the core's send buffer is, takes the request path and waits there:
-/// backpressure is unchanged). The buffer is rented only while bytes are staged, so idle streams hold none.
+/// backpressure is unchanged), and by the connection's <see cref="StagedBytesBudget"/> over all its streams. The buffer
+/// is rented only while bytes are staged, so idle streams hold none.
 /// Everything here is guarded by lock (this).
 /// </summary>
 internal sealed class StreamWriteStage : IDriverWorkItem
@@ -17,12 +18,17 @@ internal sealed class StreamWriteStage : IDriverWorkItem
     public const int Capacity = 16 * 1024;
 
     private readonly ManagedStream _stream;
+    private readonly StagedBytesBudget _budget;
     private byte[]? _buffer;
     private int _start;
     private int _end;
     private bool _posted;
 
-    public StreamWriteStage(ManagedStream stream) => _stream = stream;
+    public StreamWriteStage(ManagedStream stream, StagedBytesBudget budget)
+    {
+        _stream = stream;
+        _budget = budget;
+    }
 
     /// <summary>A FIN follows the staged bytes.</summary>
     public bool Fin { get; private set; }
@@ -41,6 +47,7 @@ internal sealed class StreamWriteStage : IDriverWorkItem
         if (count + data.Length > Capacity || Fin) return false;
         if (data.Length > 0)
         {
+            if (!_budget.TryTake(data.Length)) return false;
             if (_buffer is null || _end + data.Length > _buffer.Length)
             {
                 byte[] next = _buffer is not null && count + data.Length <= _buffer.Length ? _buffer : ArrayPool<byte>.Shared.Rent(Math.Max(count + data.Length, 1024));
@@ -70,6 +77,7 @@ internal sealed class StreamWriteStage : IDriverWorkItem
     public void Consume(int count, bool finTaken)
     {
         _start += count;
+        _budget.Give(count);
         if (finTaken) Fin = false;
         if (_start == _end) ReleaseBuffer();
     }
@@ -83,6 +91,7 @@ internal sealed class StreamWriteStage : IDriverWorkItem
 
     private void ReleaseBuffer()
     {
+        _budget.Give(_end - _start);
         if (_buffer is not null) ArrayPool<byte>.Shared.Return(_buffer);
         _buffer = null;
         _start = 0;

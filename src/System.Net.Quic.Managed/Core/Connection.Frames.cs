@@ -232,6 +232,7 @@ internal sealed partial class Connection
             return result.Error;
         }
         OnAckEcn(space.Space, ack.EcnCounts, result, nowUs);
+        AfterSendBudgetFreed();
         if (result.NewlyAckedCount > 0 && _recovery.CongestionController.BytesInFlight < priorInFlight) _path.PacingBlockedUntilUs = long.MaxValue;
         return TransportErrorCode.NoError;
     }

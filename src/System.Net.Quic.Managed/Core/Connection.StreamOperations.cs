@@ -28,7 +28,11 @@ internal sealed partial class Connection
         }
     }
 
-    /// <summary>Queues data (and optionally FIN) on a stream; returns the bytes accepted (limited by the send buffer).</summary>
+    /// <summary>
+    /// Queues data (and optionally FIN) on a stream; returns the bytes accepted, limited by the stream's send buffer and
+    /// by the connection's send budget (<see cref="ConnectionBufferBudget"/>). A stream the budget held back is told
+    /// with StreamWritable once acknowledgments free room.
+    /// </summary>
     public int WriteStream(long streamId, ReadOnlySpan<byte> data, bool fin)
     {
         RequestService();
@@ -36,7 +40,15 @@ internal sealed partial class Connection
         // Reset (by us, or in answer to the peer's STOP_SENDING) or already finished: nothing more is accepted; the API
         // learns why from GetStopSendingCode / IsStreamWriteComplete. Peer-driven states must never throw here.
         if (stream.Send.State is not (SendStreamState.Ready or SendStreamState.Send) || stream.Send.Buffer.IsFinRequested) return 0;
-        int accepted = stream.Send.Write(data, fin: false);
+        ConnectionBufferBudget budget = _streams.BufferBudget;
+        long room = budget.RoomFor(Math.Max(0, stream.Send.FlowLimitOffset - stream.Send.Buffer.WriteOffset));
+        ReadOnlySpan<byte> taken = data;
+        if (room < data.Length)
+        {
+            budget.AddWaiter(streamId);
+            taken = data.Slice(0, (int)room);
+        }
+        int accepted = stream.Send.Write(taken, fin: false);
         // FIN goes with the data only when all of it fitted; otherwise the caller writes the rest, then FIN.
         if (fin && accepted == data.Length) stream.Send.Write(ReadOnlySpan<byte>.Empty, fin: true);
         _streams.RefreshSendable(stream);
@@ -45,7 +57,27 @@ internal sealed partial class Connection
 
     /// <summary>Bytes the stream's send side accepts now (0 when full, reset, or finished).</summary>
     public long GetWritableBytes(long streamId)
-        => _streams.TryGetStream(streamId, out TransportStream? stream) && stream.Send is not null ? stream.Send.WritableBytes : 0;
+        => _streams.TryGetStream(streamId, out TransportStream? stream) && stream.Send is not null
+            ? Math.Min(stream.Send.WritableBytes, _streams.BufferBudget.RoomFor(Math.Max(0, stream.Send.FlowLimitOffset - stream.Send.Buffer.WriteOffset)))
+            : 0;
+
+    /// <summary>The connection's stream buffering: send budget and pooled chunks.</summary>
+    internal ConnectionBufferBudget BufferBudget => _streams.BufferBudget;
+
+    /// <summary>
+    /// After acknowledgments: the send budget follows the congestion window, and streams whose writes it held back are
+    /// told (StreamWritable) while it has room, one 16 KiB quantum each.
+    /// </summary>
+    private void AfterSendBudgetFreed()
+    {
+        ConnectionBufferBudget budget = _streams.BufferBudget;
+        budget.OnCongestionWindow(_recovery.CongestionController.CongestionWindow);
+        if (!budget.HasWaiters) return;
+        long room = budget.RoomFor(0);
+        while (budget.TryTakeWaiter(ref room, WakeQuantumBytes, out long streamId)) Emit(ConnectionEventKind.StreamWritable, streamId);
+    }
+
+    private const long WakeQuantumBytes = 16 * 1024;
 
     /// <summary>Reads received data in order. <paramref name="fin"/> once all data was read; <paramref name="reset"/> when the peer reset the stream.</summary>
     public int ReadStream(long streamId, Span<byte> destination, out bool fin, out bool reset, out ulong resetErrorCode)

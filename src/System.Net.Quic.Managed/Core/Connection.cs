@@ -280,6 +280,7 @@ internal sealed partial class Connection : IDisposable
     {
         if (_disposed) return;
         _disposed = true;
+        _streams.BufferBudget.Detach();
         foreach (PacketSpaceState space in _spaces) space.Dispose();
         _versions.OriginalInitialReceiveKeys?.Dispose();
         _tls.Dispose();

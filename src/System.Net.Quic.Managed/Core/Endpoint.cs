@@ -26,6 +26,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     private readonly Queue<(Connection Connection, object? Owner)> _accepted = new();
     private readonly Queue<(byte[] Datagram, NetworkAddress To)> _stateless = new();
     private readonly StatelessResetTokenGenerator _resetTokens;
+    private readonly StatelessResetLimiter _resetLimiter = new();
     private readonly AddressValidationTokenCodec _tokens;
     private readonly Dictionary<Connection, ConnectionId> _clientChosenIds = new();
     private readonly Dictionary<StatelessResetToken, Connection> _resetRoutes = new();
@@ -61,6 +62,9 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     public int RetriesSent { get; private set; }
 
     public int StatelessResetsSent { get; private set; }
+
+    /// <summary>Stateless resets not sent because of <see cref="StatelessResetLimiter"/>'s rate limit.</summary>
+    public int StatelessResetsLimited { get; private set; }
 
     public int DatagramsDropped { get; private set; }
 
@@ -240,7 +244,8 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     {
         if (!PacketFirstByte.IsLongHeader(datagram[0]))
         {
-            SendStatelessReset(datagram, remote);
+            if (_resetLimiter.TryAcquire(remote, nowUs)) SendStatelessReset(datagram, remote);
+            else StatelessResetsLimited++;
             return;
         }
         if (datagram.Length < 5) return;

@@ -21,7 +21,8 @@ internal sealed class ReceiveBuffer
     /// <param name="limit">Initial flow-control limit: no byte at or beyond it is accepted.</param>
     /// <param name="chunkSize">Size of the pooled chunks data is stored in.</param>
     /// <param name="maxFragments">Most disjoint received ranges held ahead of the read offset (RFC 9000 §21.7 reassembly attacks).</param>
-    public ReceiveBuffer(long limit, int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxFragments = 4096)
+    /// <param name="budget">The connection's account the pooled chunks are counted in (null: none).</param>
+    public ReceiveBuffer(long limit, int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxFragments = 4096, ConnectionBufferBudget? budget = null)
     {
         if (limit < 0)
         {
@@ -29,7 +30,7 @@ internal sealed class ReceiveBuffer
         }
 
         Limit = limit;
-        _chunks = new StreamChunkBuffer(chunkSize);
+        _chunks = new StreamChunkBuffer(chunkSize, budget);
         _received = new RangeSet(4, maxFragments);
     }
 

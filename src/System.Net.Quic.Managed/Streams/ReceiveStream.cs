@@ -17,12 +17,12 @@ internal sealed class ReceiveStream
     private long _heldCredit;
 
     public ReceiveStream(long streamId, long initialWindow, long maxWindow, ReceiveFlowWindow connectionWindow,
-        int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxFragments = 4096)
+        int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxFragments = 4096, ConnectionBufferBudget? budget = null)
     {
         StreamId = streamId;
         _window = new ReceiveFlowWindow(initialWindow, maxWindow);
         _connectionWindow = connectionWindow ?? throw new ArgumentNullException(nameof(connectionWindow));
-        _buffer = new ReceiveBuffer(initialWindow, chunkSize, maxFragments);
+        _buffer = new ReceiveBuffer(initialWindow, chunkSize, maxFragments, budget);
     }
 
     public long StreamId { get; }

@@ -20,7 +20,12 @@ internal sealed class SendBuffer
     private bool _finLost;
     private bool _reset;
 
-    public SendBuffer(long maxBufferedBytes, int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxRanges = 1 << 16)
+    /// <param name="maxBufferedBytes">Most unacknowledged bytes held.</param>
+    /// <param name="chunkSize">Size of the pooled chunks.</param>
+    /// <param name="maxRanges">Most disjoint acknowledged or lost ranges tracked.</param>
+    /// <param name="budget">The connection's account the chunks are counted in, as held send bytes (null: none).</param>
+    public SendBuffer(long maxBufferedBytes, int chunkSize = StreamChunkBuffer.DefaultChunkSize, int maxRanges = 1 << 16,
+        ConnectionBufferBudget? budget = null)
     {
         if (maxBufferedBytes < 1)
         {
@@ -28,7 +33,7 @@ internal sealed class SendBuffer
         }
 
         MaxBufferedBytes = maxBufferedBytes;
-        _chunks = new StreamChunkBuffer(chunkSize);
+        _chunks = new StreamChunkBuffer(chunkSize, budget, sendSide: true);
         _acked = new RangeSet(4, maxRanges);
         _lost = new RangeSet(4, maxRanges);
     }

@@ -13,12 +13,12 @@ internal sealed class SendStream
     private bool _resetFramePending;
 
     public SendStream(long streamId, long peerMaxStreamData, SendFlowCredit connectionCredit, long maxBufferedBytes,
-        int chunkSize = StreamChunkBuffer.DefaultChunkSize)
+        int chunkSize = StreamChunkBuffer.DefaultChunkSize, ConnectionBufferBudget? budget = null)
     {
         StreamId = streamId;
         _credit = new SendFlowCredit(peerMaxStreamData);
         _connectionCredit = connectionCredit ?? throw new ArgumentNullException(nameof(connectionCredit));
-        _buffer = new SendBuffer(maxBufferedBytes, chunkSize);
+        _buffer = new SendBuffer(maxBufferedBytes, chunkSize, budget: budget);
     }
 
     public long StreamId { get; }

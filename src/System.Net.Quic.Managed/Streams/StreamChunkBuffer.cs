@@ -15,9 +15,16 @@ internal sealed class StreamChunkBuffer
     private int _head;
     private long _baseChunk;
     private int _allocatedChunks;
+    private readonly ConnectionBufferBudget? _budget;
+    private readonly bool _sendSide;
 
-    public StreamChunkBuffer(int chunkSize = DefaultChunkSize)
+    /// <param name="chunkSize">Size of the pooled chunks.</param>
+    /// <param name="budget">The connection's account every rented and returned chunk is counted in (null: none).</param>
+    /// <param name="sendSide">The chunks hold data to send: they also count as the connection's held send bytes.</param>
+    public StreamChunkBuffer(int chunkSize = DefaultChunkSize, ConnectionBufferBudget? budget = null, bool sendSide = false)
     {
+        _budget = budget;
+        _sendSide = sendSide;
         if (chunkSize < 16)
         {
             throw new ArgumentOutOfRangeException(nameof(chunkSize));
@@ -99,6 +106,7 @@ internal sealed class StreamChunkBuffer
                 StreamChunkPool.Return(slot);
                 slot = null;
                 _allocatedChunks--;
+                _budget?.OnChunksChanged(-_chunkSize, _sendSide);
             }
 
             _head = (_head + 1) % _ring.Length;
@@ -116,6 +124,7 @@ internal sealed class StreamChunkBuffer
     /// <summary>Returns every chunk to the pool (stream reset or closed); the buffer stays usable above <paramref name="offset"/>.</summary>
     public void ReleaseAll(long offset)
     {
+        if (_allocatedChunks > 0) _budget?.OnChunksChanged(-AllocatedBytes, _sendSide);
         for (int i = 0; i < _ring.Length; i++)
         {
             if (_ring[i] is byte[] array)
@@ -143,6 +152,7 @@ internal sealed class StreamChunkBuffer
         {
             entry = StreamChunkPool.Rent(_chunkSize);
             _allocatedChunks++;
+            _budget?.OnChunksChanged(_chunkSize, _sendSide);
         }
 
         return entry;

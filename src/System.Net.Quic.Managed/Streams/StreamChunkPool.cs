@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Threading;
 
 namespace System.Net.Quic.Managed.Streams;
 
@@ -7,7 +8,13 @@ namespace System.Net.Quic.Managed.Streams;
 /// keeps a few dozen arrays per size and core, while one 16 MiB flow-control window spans 4,096 chunks, so under load
 /// most rentals allocated (a profile of QuicPerf put ~90% of the allocated bytes there). A connection's buffers are used
 /// by the one thread that runs it (its I/O driver), so chunks come back to the thread that rented them: a bounded
-/// per-thread free list needs no synchronisation. A chunk returned on another thread joins that thread's list.
+/// per-thread free list serves them. A chunk returned on another thread joins that thread's list.
+/// <para>
+/// The lists are emptied at every full (generation 2) garbage collection, so the memory of connections that ended goes
+/// back to the GC instead of staying cached on a driver thread that has gone quiet; a busy thread refills its list
+/// within a few packets. Each list has a busy flag the owner takes (one interlocked exchange per rent or return) and the
+/// trim skips a list its owner holds at that moment.
+/// </para>
 /// </summary>
 internal static class StreamChunkPool
 {
@@ -15,20 +22,23 @@ internal static class StreamChunkPool
     public const int MaxCachedChunksPerThread = 8192;
 
     [ThreadStatic]
-    private static byte[][]? t_free;
+    private static ChunkCache? t_cache;
 
-    [ThreadStatic]
-    private static int t_count;
+    // Every thread's list, newest first; pushed with compare-exchange, walked by the trim.
+    private static CacheNode? s_caches;
+
+    static StreamChunkPool() => _ = new Gen2Trim();
 
     public static byte[] Rent(int size)
     {
         if (size != StreamChunkBuffer.DefaultChunkSize) return ArrayPool<byte>.Shared.Rent(size);
-        byte[][]? free = t_free;
-        if (free is not null && t_count > 0)
+        ChunkCache? cache = t_cache;
+        if (cache is not null && cache.Count > 0 && cache.TryEnter())
         {
-            byte[] chunk = free[--t_count];
-            free[t_count] = null!;
-            return chunk;
+            byte[]? chunk = cache.Count > 0 ? cache.Items[--cache.Count] : null;
+            if (chunk is not null) cache.Items[cache.Count] = null;
+            cache.Exit();
+            if (chunk is not null) return chunk;
         }
         // Stream bytes are always written before they are read: no need to zero a new chunk.
         return GC.AllocateUninitializedArray<byte>(size);
@@ -41,8 +51,83 @@ internal static class StreamChunkPool
             ArrayPool<byte>.Shared.Return(chunk);
             return;
         }
-        byte[][] free = t_free ??= new byte[MaxCachedChunksPerThread][];
-        if (t_count < free.Length) free[t_count++] = chunk;
-        // Beyond the bound the chunk is left to the GC.
+        ChunkCache cache = t_cache ?? CreateCache();
+        // Beyond the bound, or while the trim holds the list, the chunk is left to the GC.
+        if (!cache.TryEnter()) return;
+        if (cache.Count < cache.Items.Length) cache.Items[cache.Count++] = chunk;
+        cache.Exit();
+    }
+
+    /// <summary>Chunks cached on all threads now (diagnostics and tests).</summary>
+    public static int CachedChunks
+    {
+        get
+        {
+            int total = 0;
+            for (CacheNode? node = Volatile.Read(ref s_caches); node is not null; node = node.Next)
+            {
+                if (node.Cache.TryGetTarget(out ChunkCache? cache)) total += Volatile.Read(ref cache.Count);
+            }
+            return total;
+        }
+    }
+
+    /// <summary>Chunks cached on the calling thread (tests).</summary>
+    public static int CachedOnThisThread => t_cache?.Count ?? 0;
+
+    /// <summary>Empties every thread's list that is not in use at this moment.</summary>
+    public static void Trim()
+    {
+        for (CacheNode? node = Volatile.Read(ref s_caches); node is not null; node = node.Next)
+        {
+            if (!node.Cache.TryGetTarget(out ChunkCache? cache) || !cache.TryEnter()) continue;
+            Array.Clear(cache.Items, 0, cache.Count);
+            cache.Count = 0;
+            cache.Exit();
+        }
+    }
+
+    private static ChunkCache CreateCache()
+    {
+        var cache = new ChunkCache();
+        var node = new CacheNode(new WeakReference<ChunkCache>(cache));
+        CacheNode? head;
+        do
+        {
+            head = Volatile.Read(ref s_caches);
+            node.Next = head;
+        }
+        while (Interlocked.CompareExchange(ref s_caches, node, head) != head);
+        t_cache = cache;
+        return cache;
+    }
+
+    private sealed class ChunkCache
+    {
+        public readonly byte[]?[] Items = new byte[MaxCachedChunksPerThread][];
+        public int Count;
+        private int _busy;
+
+        public bool TryEnter() => Interlocked.CompareExchange(ref _busy, 1, 0) == 0;
+
+        public void Exit() => Volatile.Write(ref _busy, 0);
+    }
+
+    private sealed class CacheNode(WeakReference<ChunkCache> cache)
+    {
+        public readonly WeakReference<ChunkCache> Cache = cache;
+        public CacheNode? Next;
+    }
+
+    /// <summary>Unreachable from its creation: its finalizer runs after the collections that find it dead, which once it
+    /// reaches generation 2 are the full ones; each run trims and re-registers it.</summary>
+    private sealed class Gen2Trim
+    {
+        ~Gen2Trim()
+        {
+            if (Environment.HasShutdownStarted) return;
+            Trim();
+            GC.ReRegisterForFinalize(this);
+        }
     }
 }

@@ -42,7 +42,11 @@ internal sealed class StreamTable
         _remoteUni = new RemoteStreamLimit(isServer, unidirectional: true, options.MaxStreamsUni);
         ConnectionReceiveWindow = new ReceiveFlowWindow(options.InitialMaxData, Math.Max(options.InitialMaxData, options.MaxConnectionReceiveWindow));
         ConnectionSendCredit = new SendFlowCredit(0);
+        BufferBudget = new ConnectionBufferBudget(options.EndpointBudget, options.MinimumSendBudget);
     }
+
+    /// <summary>What the streams buffer: held send bytes against the connection's send budget, and pooled chunks.</summary>
+    public ConnectionBufferBudget BufferBudget { get; }
 
     public bool IsServer { get; }
 
@@ -659,10 +663,10 @@ internal sealed class StreamTable
     {
         bool local = StreamId.IsLocal(id, IsServer);
         SendStream? send = StreamId.CanSend(id, IsServer)
-            ? new SendStream(id, PeerCreditFor(id), ConnectionSendCredit, _options.MaxSendBufferPerStream, _options.ChunkSize)
+            ? new SendStream(id, PeerCreditFor(id), ConnectionSendCredit, _options.MaxSendBufferPerStream, _options.ChunkSize, BufferBudget)
             : null;
         ReceiveStream? receive = StreamId.CanReceive(id, IsServer)
-            ? new ReceiveStream(id, LocalWindowFor(id), Math.Max(LocalWindowFor(id), _options.MaxStreamReceiveWindow), ConnectionReceiveWindow, _options.ChunkSize, _options.MaxFragmentsPerStream)
+            ? new ReceiveStream(id, LocalWindowFor(id), Math.Max(LocalWindowFor(id), _options.MaxStreamReceiveWindow), ConnectionReceiveWindow, _options.ChunkSize, _options.MaxFragmentsPerStream, BufferBudget)
             : null;
         var stream = new TransportStream(id, local, send, receive);
         _streams.Add(id, stream);

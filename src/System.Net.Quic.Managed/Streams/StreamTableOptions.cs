@@ -27,8 +27,17 @@ internal sealed class StreamTableOptions
     /// <summary>initial_max_streams_uni: concurrent unidirectional streams the peer may open.</summary>
     public long MaxStreamsUni { get; init; } = 100;
 
-    /// <summary>Most unacknowledged bytes buffered per sending stream.</summary>
+    /// <summary>Most unacknowledged bytes buffered per sending stream (the connection's send budget may allow fewer).</summary>
     public long MaxSendBufferPerStream { get; init; } = 1L << 20;
+
+    /// <summary>
+    /// The send budget a connection starts with and never goes below (<see cref="ConnectionBufferBudget"/>; at least its
+    /// 256 KiB minimum). Tests that need every stream's data buffered at once raise it.
+    /// </summary>
+    public long MinimumSendBudget { get; set; } = ConnectionBufferBudget.MinimumSendBytes;
+
+    /// <summary>The listener's stream buffer memory budget the connection's chunks count against (null: none).</summary>
+    public EndpointBufferBudget? EndpointBudget { get; set; }
 
     /// <summary>Size of pooled data chunks.</summary>
     public int ChunkSize { get; init; } = StreamChunkBuffer.DefaultChunkSize;

@@ -161,6 +161,35 @@ public class ToolCommandLineTests
         Assert.True(o.RequireRetry);
         Assert.Equal(Enumerable.Range(0, 16).Select(i => (byte)i), o.StatelessResetKey);
         Assert.Equal(17, o.TokenKey.Length);
+
+        Assert.True(LoadOptions.TryParse(["slow-reader"], QuicProvider.Managed, out o, out _));
+        Assert.Equal(LoadMode.SlowReader, o.Mode);
+        Assert.Equal(10, o.Count);
+        Assert.Equal(1000, o.StreamsPerConnection);
+        Assert.Equal(1000, o.Parallel); // the server allows that many streams
+        Assert.Equal(1 << 20, o.ResponseSize);
+        Assert.Equal(10, o.DurationSeconds);
+        Assert.Equal(64L << 20, o.MaxGrowthBytes);
+        Assert.True(LoadOptions.TryParse(["slow-reader", "--connections", "2", "--streams", "50", "--size", "64K", "--seconds", "3", "--max-growth", "16M", "--provider", "msquic"],
+            QuicProvider.Managed, out o, out _));
+        Assert.Equal((2, 50, 64 * 1024, 3.0, 16L << 20, QuicProvider.MsQuic), (o.Count, o.StreamsPerConnection, o.ResponseSize, o.DurationSeconds, o.MaxGrowthBytes, o.Provider));
+
+        Assert.True(LoadOptions.TryParse(["flood", "2000", "--parallel", "32"], QuicProvider.Managed, out o, out _));
+        Assert.Equal(LoadMode.Flood, o.Mode);
+        Assert.Equal(2000, o.Count);
+        Assert.Equal(32, o.Parallel);
+
+        Assert.True(LoadOptions.TryParse(["idle", "2000"], QuicProvider.Managed, out o, out _));
+        Assert.Equal(LoadMode.Idle, o.Mode);
+        Assert.Equal((2000, 64 * 1024, 10.0, 5.0, 32), (o.Count, o.ResponseSize, o.DurationSeconds, o.IdleSeconds, o.Parallel));
+        Assert.True(LoadOptions.TryParse(["idle", "0", "--seconds", "8", "--idle-seconds", "3", "--size", "1K", "--parallel", "64", "--provider", "msquic"], QuicProvider.Managed, out o, out _));
+        Assert.Equal((0, 1024, 8.0, 3.0, 64, QuicProvider.MsQuic), (o.Count, o.ResponseSize, o.DurationSeconds, o.IdleSeconds, o.Parallel, o.Provider));
+
+        Assert.True(LoadOptions.TryParse(["attack-client", "127.0.0.1:4433", "--attack", "flood", "--connections", "5", "--parallel", "2"], QuicProvider.Managed, out o, out _));
+        Assert.Equal(LoadMode.AttackClient, o.Mode);
+        Assert.Equal("127.0.0.1:4433", o.Target);
+        Assert.Equal("flood", o.Attack);
+        Assert.Equal((5, 2), (o.Count, o.Parallel));
     }
 
     [Theory]
@@ -181,6 +210,16 @@ public class ToolCommandLineTests
     [InlineData("serve --stateless-reset-key 0011", "bad value '0011' for --stateless-reset-key")]
     [InlineData("serve --token-key xyz", "bad value 'xyz' for --token-key")]
     [InlineData("serve --port 70000", "bad value '70000' for --port")]
+    [InlineData("slow-reader --streams 0", "bad value '0' for --streams")]
+    [InlineData("slow-reader --max-growth 1X", "bad value '1X' for --max-growth")]
+    [InlineData("slow-reader --seconds 0", "bad value '0' for --seconds")]
+    [InlineData("idle", "Required argument missing")]
+    [InlineData("idle -1", "-1")]
+    [InlineData("idle 10 --idle-seconds 0", "bad value '0' for --idle-seconds")]
+    [InlineData("flood", "Required argument missing")]
+    [InlineData("flood 0", "bad value '0' for N")]
+    [InlineData("attack-client nowhere", "bad address 'nowhere'")]
+    [InlineData("attack-client 127.0.0.1:1 --attack replay", "'replay'")]
     public void QuicLoadRefusesBadValuesWithAMessage(string commandLine, string message)
     {
         Assert.False(LoadOptions.TryParse(commandLine.Split(' ', StringSplitOptions.RemoveEmptyEntries), QuicProvider.Managed, out _, out string error));

@@ -67,6 +67,7 @@ public class PublicSurfaceTests
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Boolean RequireRetry {get;set;}"] = "force RFC 9000 §8.1.2 address validation with Retry (interop retry case; System.Net.Quic has no such setting)",
         // Scale out: several sockets per listener, QUIC-LB connection IDs, fleet keys (docs/SCALING.md).
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Int32 ListenerSockets {get;set;}"] = "SO_REUSEPORT sockets (one driver thread each) behind one listener",
+        ["property System.Net.Quic.Managed.QuicListenerOptions.System.Int64 MaxStreamBufferBytes {get;set;}"] = "listener-wide stream buffer memory limit: new clients refused past it (RFC 9000 §21.6)",
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Int32 ReusePortGroupSize {get;set;}"] = "SO_REUSEPORT group spanning processes: the sockets of all of them",
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Int32 ReusePortGroupIndex {get;set;}"] = "SO_REUSEPORT group spanning processes: this listener's first socket",
         ["property System.Net.Quic.Managed.QuicListenerOptions.System.Net.Quic.Managed.QuicLoadBalancingOptions LoadBalancing {get;set;}"] = "QUIC-LB routable connection IDs (draft-ietf-quic-load-balancers)",

@@ -148,6 +148,94 @@ public class SessionResumptionTests
         }
     }
 
+    /// <summary>
+    /// RFC 9001 §9.2, RFC 8446 §8: an attacker records a client's first flight (Initial with the ClientHello and the
+    /// 0-RTT packets carrying a request) and sends it again from another address, while the original connection is open
+    /// and after it closed. The replayed ClientHello can start a server connection, but its handshake cannot complete
+    /// (the recorded Finished was made with the original key exchange), and the server hands a connection and its
+    /// streams to the application only once its handshake completed: the request is served exactly once.
+    /// </summary>
+    [Fact]
+    public async Task ReplayedZeroRttFirstFlightNeverReachesTheApplication()
+    {
+        QuicListener listener = await QuicListener.ListenAsync(ListenerOptions(IPAddress.Loopback, configure: o => o.EnableEarlyData = true));
+        int requestsSeen = 0, connectionsAccepted = 0;
+        using var stop = new CancellationTokenSource();
+        async Task ServeAsync()
+        {
+            try
+            {
+                while (true)
+                {
+                    QuicConnection connection = await listener.AcceptConnectionAsync(stop.Token);
+                    Interlocked.Increment(ref connectionsAccepted);
+                    _ = Task.Run(async () =>
+                    {
+                        try
+                        {
+                            while (true)
+                            {
+                                await using QuicStream stream = await connection.AcceptInboundStreamAsync(stop.Token);
+                                byte[] request = await ReadToEndAsync(stream, stop.Token);
+                                if (request.AsSpan().SequenceEqual("transfer 100 to mallory"u8)) Interlocked.Increment(ref requestsSeen);
+                                await stream.WriteAsync("done"u8.ToArray(), completeWrites: true, stop.Token);
+                                await stream.WritesClosed.WaitAsync(stop.Token);
+                            }
+                        }
+                        catch (Exception e) when (e is QuicException or OperationCanceledException or ObjectDisposedException)
+                        {
+                        }
+                    });
+                }
+            }
+            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException)
+            {
+            }
+        }
+
+        await using (listener)
+        using (var relay = new UdpTestRelay(listener.LocalEndPoint, loss: 0, seed: 3, delay: TimeSpan.FromMilliseconds(20)))
+        using (var attacker = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp))
+        {
+            Task serving = ServeAsync();
+            CancellationToken ct = Timeout();
+            var store = new QuicSessionTicketStore();
+            await using (QuicConnection first = await QuicConnection.ConnectAsync(ClientOptionsWith(relay.EndPoint, store, earlyData: true), ct))
+            {
+                Assert.Equal("done"u8.ToArray(), await RequestAsync(first, "hello"u8.ToArray(), ct));
+                await WaitForTicketAsync(store, ct);
+            }
+
+            var recorded = new System.Collections.Concurrent.ConcurrentQueue<byte[]>();
+            relay.RecordToServer = recorded;
+            QuicConnection second = await QuicConnection.ConnectAsync(ClientOptionsWith(relay.EndPoint, store, earlyData: true), ct);
+            Assert.Equal("done"u8.ToArray(), await RequestAsync(second, "transfer 100 to mallory"u8.ToArray(), ct));
+            Assert.True(second.IsEarlyDataAccepted);
+            relay.RecordToServer = null;
+            Assert.NotEmpty(recorded);
+            Assert.Equal(1, Volatile.Read(ref requestsSeen));
+            int acceptedBefore = Volatile.Read(ref connectionsAccepted);
+
+            attacker.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            async Task ReplayAsync()
+            {
+                foreach (byte[] datagram in recorded) await attacker.SendToAsync(datagram, listener.LocalEndPoint, ct);
+                await Task.Delay(500, ct);
+            }
+
+            await ReplayAsync(); // the original connection is still open
+            await second.DisposeAsync();
+            await Task.Delay(200, ct);
+            await ReplayAsync(); // and after it closed
+            await ReplayAsync();
+
+            Assert.Equal(1, Volatile.Read(ref requestsSeen));
+            Assert.Equal(acceptedBefore, Volatile.Read(ref connectionsAccepted));
+            stop.Cancel();
+            await serving;
+        }
+    }
+
     [Fact]
     public async Task ZeroRttRefusedByTheServerIsResentTransparently()
     {

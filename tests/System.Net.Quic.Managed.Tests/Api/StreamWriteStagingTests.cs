@@ -98,13 +98,14 @@ public class StreamWriteStagingTests
             await outbound.WriteAsync(Slice(0, 1), ct);
             await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
             Assert.Equal(1, await inbound.ReadAsync(new byte[1], ct));
-            // The peer reads nothing more: its 64 KiB window stops the sender, whose 1 MiB send buffer fills with large
-            // writes; the small writes after them wait in the stage, and the disposal's FIN waits behind them.
+            // The peer reads nothing more: its 64 KiB window stops the sender, whose send budget (256 KiB held beyond
+            // what the window let out, counted in 4 KiB chunks) fills with large writes; the small writes after them
+            // wait in the stage, and the disposal's FIN waits behind them.
             long offset = 1;
-            for (int i = 0; i < 17; i++)
+            foreach (int size in new[] { 64 * 1024, 64 * 1024, 64 * 1024, 64 * 1024, 60 * 1024 })
             {
-                await outbound.WriteAsync(Slice(offset, 64 * 1024), ct);
-                offset += 64 * 1024;
+                await outbound.WriteAsync(Slice(offset, size), ct);
+                offset += size;
             }
             for (int i = 0; i < 10; i++)
             {

@@ -23,6 +23,9 @@ internal sealed class UdpTestRelay : IDisposable
     /// <summary>Datagrams toward the server still to drop whatever the loss rate (a test sets it to lose one on purpose).</summary>
     public int DropToServer;
 
+    /// <summary>While set, a copy of every datagram toward the server is added to it (what a replay attack records).</summary>
+    public volatile System.Collections.Concurrent.ConcurrentQueue<byte[]>? RecordToServer;
+
     /// <summary>While set, every datagram is dropped both ways: the path (or the peer) is gone.</summary>
     public volatile bool Blackhole;
 
@@ -80,6 +83,7 @@ internal sealed class UdpTestRelay : IDisposable
                 // Replies from anything but the current server (one that was replaced) are dropped, as a NAT would.
                 if (!toServer && !r.RemoteEndPoint.Equals(_server)) drop = true;
                 if (drop || Blackhole) { Interlocked.Increment(ref Dropped); continue; }
+                if (toServer) RecordToServer?.Enqueue(buffer.AsSpan(0, r.ReceivedBytes).ToArray());
                 Interlocked.Increment(ref Forwarded);
                 if (_delay > TimeSpan.Zero)
                 {

@@ -20,21 +20,29 @@ public class StreamPrioritySimulationTests(ITestOutputHelper output)
     private static QuicPair NewPair(int seed, double loss, bool largeWindows = false)
     {
         var link = new LinkConditions { DelayUs = OneWayDelayUs, BandwidthBitsPerSecond = 20_000_000, QueueLimitBytes = 100_000, LossProbability = loss };
-        Action<QuicPair>? configure = !largeWindows ? null : p => p.ServerOptions = new ConnectionOptions
+        // The scheduler orders the data the sender holds: the sender's send budget is raised so that every stream's data
+        // is held at once, as the tests write it all up front.
+        void configure(QuicPair p)
         {
-            Random = new System.Net.Quic.Managed.Crypto.SeededRandomSource(seed * 2 + 2),
-            Name = "server",
-            MaxDatagramSize = 1452,
-            Streams = new StreamTableOptions
+            p.ClientOptions.Streams.MinimumSendBudget = 8 << 20;
+            if (!largeWindows) return;
+            p.ServerOptions = new ConnectionOptions
             {
-                InitialMaxData = 16 << 20,
-                InitialMaxStreamDataBidiLocal = 256 * 1024,
-                InitialMaxStreamDataBidiRemote = 8 << 20,
-                InitialMaxStreamDataUni = 256 * 1024,
-                MaxStreamsBidi = 100,
-                MaxStreamsUni = 100,
-            },
-        };
+                Random = new System.Net.Quic.Managed.Crypto.SeededRandomSource(seed * 2 + 2),
+                Name = "server",
+                MaxDatagramSize = 1452,
+                Streams = new StreamTableOptions
+                {
+                    InitialMaxData = 16 << 20,
+                    InitialMaxStreamDataBidiLocal = 256 * 1024,
+                    InitialMaxStreamDataBidiRemote = 8 << 20,
+                    InitialMaxStreamDataUni = 256 * 1024,
+                    MaxStreamsBidi = 100,
+                    MaxStreamsUni = 100,
+                },
+            };
+        }
+
         var pair = new QuicPair(seed, link, new LinkConditions { DelayUs = OneWayDelayUs, LossProbability = loss }, configure);
         Assert.True(pair.Handshake());
         return pair;

@@ -1,0 +1,67 @@
+namespace System.Net.Quic.Managed.Core;
+
+/// <summary>
+/// Rate limit on stateless resets (RFC 9000 §10.3, §21.11): every short-header datagram for an unknown connection ID
+/// could otherwise draw a reset, so a flood of them from one source would be answered datagram for datagram. At most
+/// <see cref="PerAddressLimit"/> resets go to one IP address (any port) per second and <see cref="GlobalLimit"/> per
+/// second in all, as msquic and quinn bound theirs; the rest are dropped (the peer's connection then ends by its idle
+/// timeout, as it would if the reset were lost). Addresses share <see cref="Slots"/> counters by hash, so the state is
+/// fixed in size whatever the number of sources; two addresses in one slot share its allowance. No allocation; the
+/// caller supplies the time.
+/// </summary>
+internal sealed class StatelessResetLimiter
+{
+    /// <summary>Resets one IP address may get per second.</summary>
+    public const int PerAddressLimit = 2;
+
+    /// <summary>Resets the endpoint sends per second, all addresses together.</summary>
+    public const int GlobalLimit = 200;
+
+    /// <summary>Counters addresses are hashed onto.</summary>
+    public const int Slots = 1024;
+
+    private const long WindowUs = 1_000_000;
+
+    // Far enough in the past that any clock value starts a new window, and no subtraction overflows.
+    private const long NoWindow = long.MinValue / 2;
+
+    private readonly long[] _windowStartUs = new long[Slots];
+    private readonly int[] _counts = new int[Slots];
+    private long _globalWindowStartUs = NoWindow;
+    private int _globalCount;
+
+    public StatelessResetLimiter()
+    {
+        Array.Fill(_windowStartUs, NoWindow);
+    }
+
+    /// <summary>True when a reset may go to <paramref name="remote"/> now (and counts it); false to drop it.</summary>
+    public bool TryAcquire(in NetworkAddress remote, long nowUs)
+    {
+        if (nowUs - _globalWindowStartUs >= WindowUs || nowUs < _globalWindowStartUs)
+        {
+            _globalWindowStartUs = nowUs;
+            _globalCount = 0;
+        }
+        if (_globalCount >= GlobalLimit) return false;
+
+        int slot = SlotOf(remote);
+        if (nowUs - _windowStartUs[slot] >= WindowUs || nowUs < _windowStartUs[slot])
+        {
+            _windowStartUs[slot] = nowUs;
+            _counts[slot] = 0;
+        }
+        if (_counts[slot] >= PerAddressLimit) return false;
+
+        _counts[slot]++;
+        _globalCount++;
+        return true;
+    }
+
+    private static int SlotOf(in NetworkAddress remote)
+    {
+        var hash = new HashCode();
+        hash.AddBytes(remote.AddressSpan);
+        return (int)((uint)hash.ToHashCode() % Slots);
+    }
+}

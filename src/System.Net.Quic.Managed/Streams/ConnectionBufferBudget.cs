@@ -1,0 +1,111 @@
+using System.Collections.Generic;
+
+namespace System.Net.Quic.Managed.Streams;
+
+/// <summary>
+/// How much one connection buffers for its streams (RFC 9000 §21.6, §21.8: a peer that reads slowly, or never, must not
+/// commit the sender's memory).
+/// <para>
+/// Sending: <see cref="SendHeldBytes"/> counts the memory of the bytes the application handed over and the peer has not
+/// acknowledged, over all streams (whole chunks). A write is accepted while that stays under <see cref="SendLimitBytes"/> — the connection's ideal send
+/// buffer, as msquic calls it: it starts at <see cref="MinimumSendBytes"/> and grows in 1.5x steps to stay above twice
+/// the largest congestion window seen (bandwidth x RTT plus as much again queued behind it, so the path never waits for
+/// the application), up to <see cref="MaximumSendBytes"/>; it does not shrink. Bytes the peer's flow control lets leave
+/// at once may go up to twice the limit, so streams with credit are not held up by streams whose peer stopped reading.
+/// </para>
+/// <para>
+/// Memory: <see cref="ChunkBytes"/> counts the pooled chunks the connection's stream buffers hold (both directions) and
+/// passes every change on to the listener's <see cref="EndpointBufferBudget"/>, until <see cref="Detach"/>.
+/// </para>
+/// Driver thread only.
+/// </summary>
+internal sealed class ConnectionBufferBudget
+{
+    /// <summary>The send budget a connection starts with, and keeps while the listener's budget is exceeded: 256 KiB.</summary>
+    public const long MinimumSendBytes = 256 * 1024;
+
+    /// <summary>The largest send budget: 16 MiB.</summary>
+    public const long MaximumSendBytes = 16L << 20;
+
+    private readonly Queue<long> _waiters = new();
+    private readonly HashSet<long> _waiting = [];
+    private readonly long _minimumSendBytes;
+    private EndpointBufferBudget? _endpoint;
+
+    public ConnectionBufferBudget(EndpointBufferBudget? endpoint = null, long minimumSendBytes = MinimumSendBytes)
+    {
+        _endpoint = endpoint;
+        _minimumSendBytes = Math.Clamp(minimumSendBytes, MinimumSendBytes, MaximumSendBytes);
+        SendLimitBytes = _minimumSendBytes;
+    }
+
+    /// <summary>
+    /// Bytes the connection's send buffers hold (data written by the application and not yet acknowledged), counted in
+    /// whole pooled chunks, as the memory they take: a thousand streams holding a few bytes each hold a thousand chunks.
+    /// </summary>
+    public long SendHeldBytes { get; private set; }
+
+    /// <summary>The current send budget (see the class summary).</summary>
+    public long SendLimitBytes { get; private set; }
+
+    /// <summary>Bytes of pooled chunks the connection's stream buffers hold.</summary>
+    public long ChunkBytes { get; private set; }
+
+    /// <summary>Stream writes wait for acknowledgments to free budget.</summary>
+    public bool HasWaiters => _waiters.Count > 0;
+
+    /// <summary>A stream buffer rented (positive) or returned (negative) chunks; <paramref name="send"/>: a send buffer.</summary>
+    public void OnChunksChanged(long delta, bool send = false)
+    {
+        ChunkBytes += delta;
+        if (send) SendHeldBytes += delta;
+        _endpoint?.Add(delta);
+    }
+
+    /// <summary>Grows the send budget to the next 1.5x step above twice <paramref name="congestionWindow"/>.</summary>
+    public void OnCongestionWindow(long congestionWindow)
+    {
+        long target = 2 * congestionWindow;
+        while (SendLimitBytes <= target && SendLimitBytes < MaximumSendBytes)
+        {
+            SendLimitBytes = Math.Min(MaximumSendBytes, SendLimitBytes + (SendLimitBytes / 2));
+        }
+    }
+
+    /// <summary>
+    /// Bytes a stream may add now: what is left of the budget, or, for bytes the peer's flow control lets leave at once
+    /// (<paramref name="sendableNow"/>), what is left of twice the budget.
+    /// </summary>
+    public long RoomFor(long sendableNow)
+    {
+        long limit = _endpoint is { IsExceeded: true } ? _minimumSendBytes : SendLimitBytes;
+        long room = Math.Max(limit - SendHeldBytes, Math.Min(sendableNow, (2 * limit) - SendHeldBytes));
+        return Math.Max(0, room);
+    }
+
+    /// <summary>A stream's write found no room: it is told (StreamWritable) once acknowledgments free some.</summary>
+    public void AddWaiter(long streamId)
+    {
+        if (_waiting.Add(streamId)) _waiters.Enqueue(streamId);
+    }
+
+    /// <summary>
+    /// The next stream to wake while the budget has room, assuming each woken stream takes <paramref name="quantum"/>
+    /// bytes; <paramref name="room"/> is decremented by it.
+    /// </summary>
+    public bool TryTakeWaiter(ref long room, long quantum, out long streamId)
+    {
+        streamId = -1;
+        if (room <= 0 || !_waiters.TryDequeue(out streamId)) return false;
+        _waiting.Remove(streamId);
+        room -= quantum;
+        return true;
+    }
+
+    /// <summary>The connection is gone: what it held no longer counts against the listener's budget.</summary>
+    public void Detach()
+    {
+        _endpoint?.Add(-ChunkBytes);
+        _endpoint = null;
+    }
+}

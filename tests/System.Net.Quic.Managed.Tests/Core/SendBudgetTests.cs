@@ -1,0 +1,166 @@
+using System.Net.Quic.Managed.Core;
+using System.Net.Quic.Managed.Streams;
+using Xunit.Abstractions;
+
+namespace System.Net.Quic.Managed.Tests.Core;
+
+/// <summary>
+/// A connection's send buffering is bounded by its send budget (<see cref="ConnectionBufferBudget"/>), not by a fixed
+/// amount per stream: a peer that opens many streams and never reads cannot make the sender hold a stream buffer's worth
+/// on each; the budget follows the path for a bulk transfer; the listener-wide account sees every chunk come and go.
+/// </summary>
+public class SendBudgetTests(ITestOutputHelper output)
+{
+    [Fact]
+    public void BudgetGrowsInStepsAboveTwiceTheCongestionWindowUpToItsMaximum()
+    {
+        var budget = new ConnectionBufferBudget();
+        Assert.Equal(ConnectionBufferBudget.MinimumSendBytes, budget.SendLimitBytes);
+        budget.OnCongestionWindow(12_000);
+        Assert.Equal(ConnectionBufferBudget.MinimumSendBytes, budget.SendLimitBytes);
+        budget.OnCongestionWindow(1 << 20);
+        Assert.True(budget.SendLimitBytes > 2 << 20 && budget.SendLimitBytes <= 3 << 20, budget.SendLimitBytes.ToString());
+        budget.OnCongestionWindow(64_000); // does not shrink
+        Assert.True(budget.SendLimitBytes > 2 << 20);
+        budget.OnCongestionWindow(1L << 40);
+        Assert.Equal(ConnectionBufferBudget.MaximumSendBytes, budget.SendLimitBytes);
+    }
+
+    [Fact]
+    public void RoomIsTheBudgetOrTwiceItForBytesThatCanLeaveNow()
+    {
+        var budget = new ConnectionBufferBudget();
+        long limit = budget.SendLimitBytes;
+        Assert.Equal(limit, budget.RoomFor(0));
+        budget.OnChunksChanged(limit, send: true);
+        Assert.Equal(0, budget.RoomFor(0));
+        Assert.Equal(4096, budget.RoomFor(4096)); // within flow credit: may go past the budget...
+        Assert.Equal(limit, budget.RoomFor(long.MaxValue / 4)); // ...up to twice it
+        budget.OnChunksChanged(limit, send: true);
+        Assert.Equal(0, budget.RoomFor(long.MaxValue / 4));
+    }
+
+    [Fact]
+    public void ExceededListenerBudgetFallsBackToTheMinimumAndDetachGivesBackTheChunks()
+    {
+        var endpoint = new EndpointBufferBudget(64 * 1024);
+        var budget = new ConnectionBufferBudget(endpoint);
+        budget.OnCongestionWindow(4 << 20);
+        Assert.True(budget.SendLimitBytes > ConnectionBufferBudget.MinimumSendBytes);
+        budget.OnChunksChanged(64 * 1024);
+        Assert.True(endpoint.IsExceeded);
+        Assert.Equal(ConnectionBufferBudget.MinimumSendBytes, budget.RoomFor(0));
+        budget.OnChunksChanged(-4096);
+        Assert.Equal(60 * 1024, endpoint.ChargedBytes);
+        budget.Detach();
+        Assert.Equal(0, endpoint.ChargedBytes);
+        budget.OnChunksChanged(-4096); // a chunk returned after the connection went does not count twice
+        Assert.Equal(0, endpoint.ChargedBytes);
+    }
+
+    [Fact]
+    public void WaitersAreWokenWhileThereIsRoomOncePerStream()
+    {
+        var budget = new ConnectionBufferBudget();
+        budget.AddWaiter(4);
+        budget.AddWaiter(8);
+        budget.AddWaiter(4);
+        budget.AddWaiter(12);
+        long room = 20_000;
+        Assert.True(budget.TryTakeWaiter(ref room, 16_384, out long first));
+        Assert.True(budget.TryTakeWaiter(ref room, 16_384, out long second));
+        Assert.False(budget.TryTakeWaiter(ref room, 16_384, out _));
+        Assert.Equal((4, 8), (first, second));
+        room = 1;
+        Assert.True(budget.TryTakeWaiter(ref room, 16_384, out long third));
+        Assert.Equal(12, third);
+        Assert.False(budget.HasWaiters);
+    }
+
+    /// <summary>
+    /// The slow-reader attack (RFC 9000 §21.6): the client advertises 2,048 bytes per stream and 256 KiB for the
+    /// connection, opens 1,000 streams and never reads; the server's application writes 1 MiB on each. The server
+    /// accepts no more than its send budget (twice at most) plus what the client's credit let through, instead of a
+    /// stream buffer on each stream, and holds no more memory than that.
+    /// </summary>
+    [Fact]
+    public void SlowReaderWithAThousandStreamsCannotCommitTheSendersMemory()
+    {
+        const int streamCount = 1000;
+        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = 100_000_000 };
+        var clientStreams = new StreamTableOptions
+        {
+            InitialMaxData = 256 * 1024, MaxConnectionReceiveWindow = 256 * 1024,
+            InitialMaxStreamDataBidiLocal = 2048, InitialMaxStreamDataBidiRemote = 2048, InitialMaxStreamDataUni = 2048,
+            MaxStreamReceiveWindow = 2048, MaxStreamsBidi = 0, MaxStreamsUni = 0,
+        };
+        var serverStreams = new StreamTableOptions { MaxStreamsBidi = streamCount, MaxStreamsUni = 0 };
+        using var pair = new QuicPair(seed: 30, link, configure: p =>
+        {
+            p.ClientOptions = new ConnectionOptions { Random = p.ClientOptions.Random, Name = "client", Streams = clientStreams };
+            p.ServerOptions = new ConnectionOptions { Random = p.ServerOptions.Random, Name = "server", Streams = serverStreams };
+        });
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        // The client's own send budget takes the requests in turn (each holds a chunk until acknowledged).
+        var requests = new Queue<long>();
+        for (int i = 0; i < streamCount; i++)
+        {
+            Assert.True(client.TryOpenStream(unidirectional: false, out long id));
+            requests.Enqueue(id);
+        }
+
+        byte[] chunk = new byte[64 * 1024];
+        var written = new Dictionary<long, long>();
+        long accepted = 0, maxHeld = 0;
+        for (int step = 0; step < 300; step++)
+        {
+            while (requests.TryPeek(out long request) && client.WriteStream(request, "GET /1M"u8, fin: true) > 0) requests.Dequeue();
+            pair.Network.RunFor(10_000);
+            foreach (TransportStream stream in server.Streams.Streams)
+            {
+                if (stream.Send is null) continue;
+                server.ReadStream(stream.Id, chunk, out _, out _, out _); // the request
+                written.TryGetValue(stream.Id, out long done);
+                while (done < (1 << 20))
+                {
+                    int n = server.WriteStream(stream.Id, chunk.AsSpan(0, (int)Math.Min(chunk.Length, (1 << 20) - done)), fin: false);
+                    if (n == 0) break;
+                    done += n;
+                    accepted += n;
+                }
+                written[stream.Id] = done;
+            }
+            maxHeld = Math.Max(maxHeld, server.BufferBudget.SendHeldBytes);
+        }
+
+        ConnectionBufferBudget budget = server.BufferBudget;
+        output.WriteLine($"streams {written.Count}, accepted {accepted}, held max {maxHeld}, budget {budget.SendLimitBytes}, chunks {budget.ChunkBytes}, sent {server.Statistics.BytesSent}");
+        Assert.Equal(streamCount, written.Count);
+        Assert.InRange(maxHeld, 1, 2 * budget.SendLimitBytes + (64 * 1024));
+        Assert.InRange(accepted, 1, (256 * 1024) + (2 * budget.SendLimitBytes) + (64 * 1024));
+        Assert.True(budget.SendLimitBytes <= 2 << 20, $"budget {budget.SendLimitBytes}");
+        Assert.InRange(budget.ChunkBytes, 1, 2 * budget.SendLimitBytes + (64 * 1024));
+        // The client's credit was used: 256 KiB (the connection's) left the server.
+        Assert.True(server.Statistics.BytesSent > 256 * 1024, $"sent {server.Statistics.BytesSent}");
+    }
+
+    /// <summary>A bulk transfer on one stream grows the budget past the per-stream buffer and completes.</summary>
+    [Fact]
+    public void BulkTransferGrowsTheBudgetAndCompletes()
+    {
+        var link = new LinkConditions { DelayUs = 10_000, BandwidthBitsPerSecond = 200_000_000, QueueLimitBytes = 1 << 20 };
+        using var pair = new QuicPair(seed: 31, link);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        var transfer = new StreamTransfer(pair, client, server, 16 << 20, readLimitPerStep: int.MaxValue);
+        transfer.Run(30_000_000);
+        Assert.False(transfer.Corrupted);
+        Assert.True(transfer.ReceivedFin);
+        pair.RunUntil(() => client.BufferBudget.SendHeldBytes == 0, 1_000_000); // the last acknowledgments
+        output.WriteLine($"budget {client.BufferBudget.SendLimitBytes}, cwnd {client.CongestionController.CongestionWindow}");
+        Assert.True(client.BufferBudget.SendLimitBytes > 2 * client.CongestionController.CongestionWindow || client.BufferBudget.SendLimitBytes == ConnectionBufferBudget.MaximumSendBytes);
+        Assert.True(client.BufferBudget.SendLimitBytes > ConnectionBufferBudget.MinimumSendBytes);
+        Assert.Equal(0, client.BufferBudget.SendHeldBytes);
+    }
+}
