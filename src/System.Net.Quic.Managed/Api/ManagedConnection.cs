@@ -57,6 +57,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     private IPEndPoint _remoteEndPoint;
     private string _targetHostName;
     private X509Certificate2? _remoteCertificate;
+    private volatile bool _remoteCertificateExposed;
     private SslApplicationProtocol _applicationProtocol;
     private TlsCipherSuite _cipherSuite;
     private volatile bool _isResumed;
@@ -99,7 +100,18 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
 
     public override string TargetHostName => _targetHostName;
 
-    public override X509Certificate? RemoteCertificate => _remoteCertificate;
+    /// <summary>
+    /// The peer's certificate. As System.Net.Quic's ownership rule: the connection disposes it with itself unless the
+    /// application took it through this getter (then it is the application's to dispose).
+    /// </summary>
+    public override X509Certificate? RemoteCertificate
+    {
+        get
+        {
+            _remoteCertificateExposed = true;
+            return _remoteCertificate;
+        }
+    }
 
     public override SslApplicationProtocol NegotiatedApplicationProtocol => _applicationProtocol;
 
@@ -319,6 +331,8 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
             case ConnectionEventKind.SessionTicketReceived:
                 while (core.TryTakeSessionTicket(out TlsSessionTicket ticket))
                 {
+                    // Not after disposal: the certificate may be disposed with the connection (see RemoteCertificate).
+                    if (Volatile.Read(ref _disposed) != 0) continue;
                     _ticketStore?.Add(_ticketKey!, ticket, _remoteCertificate is { } c ? X509CertificateLoader.LoadCertificate(c.RawData) : null);
                 }
                 break;
@@ -604,6 +618,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         }
         _inbound.Writer.TryComplete();
         while (_inbound.Reader.TryRead(out QuicStream? unaccepted)) await unaccepted.DisposeAsync().ConfigureAwait(false);
+        if (!_remoteCertificateExposed) _remoteCertificate?.Dispose();
     }
 
     private void DisposeOnDriver()
