@@ -10,8 +10,8 @@ namespace System.Net.Quic.Managed;
 /// synchronously when data or FIN is there; only an empty buffer makes it wait. As there, the first
 /// <see cref="AdmittedBytes"/> buffered give their flow-control credit back at once (the peer may send a receive
 /// window beyond them before the application reads); bytes buffered beyond keep their credit until consumed. Credit
-/// goes back to the core in coalesced reports. When the connection ends before the application read to the end, the
-/// read side faults with the connection's exception and buffered bytes are dropped, as msquic does. A small write is staged (copied on
+/// goes back to the core in coalesced reports. When the connection ends before the application read to the end,
+/// ReadsClosed faults with the connection's exception at once; buffered bytes stay readable. A small write is staged (copied on
 /// the caller's thread, see <see cref="StreamWriteStage"/>) and completes at once; a larger one, or one that finds the
 /// stage full, is a request completed on the driver thread (one write at a time either way). Cancelling a read or write (a token already cancelled included, unless that side
 /// is over) aborts that direction with the connection's DefaultStreamErrorCode, as System.Net.Quic does.
@@ -670,8 +670,10 @@ internal sealed class ManagedStream : QuicStreamImpl
 
     /// <summary>
     /// Driver thread: the connection ended; every waiter learns why. A read side the application had not read to its
-    /// end faults with <paramref name="exception"/> (ReadsClosed, and every later read) and its buffered bytes are
-    /// dropped, as msquic does.
+    /// end faults at once with <paramref name="exception"/> (ReadsClosed never waits for a read that may not come), as
+    /// msquic's does unless the stream was over at the transport level; what was received stays readable all the same:
+    /// reads drain the buffer, then return 0 after a FIN or throw <paramref name="exception"/> (msquic drops the
+    /// buffer; see docs/DIFFERENCES.md).
     /// </summary>
     public void OnConnectionEnded(Exception exception)
     {
@@ -690,17 +692,11 @@ internal sealed class ManagedStream : QuicStreamImpl
             _connectionFailure = exception;
             waiter = _waiter;
             _waiter = null;
-            faultReads = !_readsDone && _readFailure == ReadFailure.None;
-            if (faultReads)
-            {
-                _finReceived = false;
-                _received.Clear();
-                _admitted = 0;
-            }
-            else if (_received.IsEmpty)
-            {
-                _received.Clear();
-            }
+            // As msquic: a stream over at the transport level before the close (the FIN received with no more buffered
+            // than System.Net.Quic's buffer takes from msquic, and the write side done) ends normally once read.
+            bool streamDone = _finReceived && _received.Length <= AdmittedBytes && (!_canWriteDirection || writeDone || _writesClosed.IsCompleted);
+            faultReads = !_readsDone && _readFailure == ReadFailure.None && !streamDone;
+            if (_received.IsEmpty) _received.Clear();
         }
         waiter?.Fail(exception);
         if (faultReads) _readsClosed.TrySetException(exception);
