@@ -395,12 +395,13 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         if (!_handshakeDone && !_earlyDataReady) return;
         long bidi = core.Streams.LocalBidiLimit.MaxStreams;
         long uni = core.Streams.LocalUniLimit.MaxStreams;
-        int bidiIncrement = (int)Math.Min(int.MaxValue, Math.Max(0, bidi - _knownBidiLimit));
-        int uniIncrement = (int)Math.Min(int.MaxValue, Math.Max(0, uni - _knownUniLimit));
-        _knownBidiLimit = Math.Max(bidi, _knownBidiLimit);
-        _knownUniLimit = Math.Max(uni, _knownUniLimit);
         PublishOpenLimits(bidi, uni);
         RetryOpens();
+        // As msquic's STREAMS_AVAILABLE in System.Net.Quic: an increase is reported only once streams are available
+        // beyond those opened and those waiting to open (pending opens use the new room first); it then covers every
+        // raise not reported yet, so the sum of the increments minus the opens is the room left.
+        int bidiIncrement = StreamCapacityIncrement(bidi, ref _knownBidiLimit, kind: 0);
+        int uniIncrement = StreamCapacityIncrement(uni, ref _knownUniLimit, kind: 1);
         if ((bidiIncrement | uniIncrement) != 0 && _options.StreamCapacityCallback is { } callback)
         {
             try

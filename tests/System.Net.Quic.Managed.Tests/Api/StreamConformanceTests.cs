@@ -712,4 +712,70 @@ public class StreamConformanceTests
             Assert.Throws<NotSupportedException>(() => stream.Seek(0, SeekOrigin.Begin));
         }
     });
+
+    /// <summary>
+    /// StreamCapacityCallback with opens beyond the peer's limit (2): a pending open does not complete before the peer
+    /// raises its limit; the raise that only lets the pending open through reports nothing (the capacity is still 0);
+    /// the next raise reports both raises at once, so the increments minus the opens always equal the room left; a
+    /// cancelled pending open reports nothing either.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task StreamCapacityCallbackCountsPendingAndCancelledOpensExactly(string provider)
+    {
+        var increments = new ConcurrentQueue<int>();
+        await WithConnectedPairAsync(provider, async (client, server, ct) =>
+        {
+            await WaitUntilAsync(() => !increments.IsEmpty, ct);
+            Assert.Equal(new[] { 2 }, increments.ToArray());
+            var opened = new List<QuicStream>();
+            var accepted = new List<QuicStream>();
+            for (int i = 0; i < 2; i++)
+            {
+                QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+                await stream.WriteAsync(new byte[] { 1 }, completeWrites: true, ct);
+                opened.Add(stream);
+                accepted.Add(await server.AcceptInboundStreamAsync(ct));
+            }
+            Task<QuicStream> pending = client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct).AsTask();
+            await Task.Delay(200, ct);
+            Assert.False(pending.IsCompleted, "an open beyond the peer's limit completed before the peer raised it");
+
+            // One stream ends on both sides: the peer raises its limit to 3, which the pending open takes.
+            await FinishAsync(opened[0], accepted[0], ct);
+            await using QuicStream third = await pending.WaitAsync(ct);
+            await third.WriteAsync(new byte[] { 3 }, completeWrites: true, ct);
+            QuicStream thirdAccepted = await server.AcceptInboundStreamAsync(ct);
+            await Task.Delay(200, ct);
+            Assert.Equal(new[] { 2 }, increments.ToArray()); // capacity 0 all along: nothing to report
+
+            // A further open waits, and is cancelled: no report either.
+            using (var cts = new CancellationTokenSource())
+            {
+                Task<QuicStream> cancelled = client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, cts.Token).AsTask();
+                await Task.Delay(100, ct);
+                cts.Cancel();
+                await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await cancelled);
+            }
+            await Task.Delay(200, ct);
+            Assert.Equal(new[] { 2 }, increments.ToArray());
+            await FinishAsync(opened[1], accepted[1], ct);
+            await FinishAsync(third, thirdAccepted, ct);
+        },
+        configureServer: o => o.MaxInboundBidirectionalStreams = 2,
+        configureClient: o => o.StreamCapacityCallback = (_, args) =>
+        {
+            if (args.BidirectionalIncrement > 0) increments.Enqueue(args.BidirectionalIncrement);
+        });
+
+        static async Task FinishAsync(QuicStream outbound, QuicStream inbound, CancellationToken ct)
+        {
+            await ReadToEndAsync(inbound, ct);
+            await inbound.WriteAsync(new byte[] { 2 }, completeWrites: true, ct);
+            await ReadToEndAsync(outbound, ct);
+            await inbound.WritesClosed.WaitAsync(ct);
+            await inbound.DisposeAsync();
+            await outbound.DisposeAsync();
+        }
+    }
 }
