@@ -128,7 +128,11 @@ internal sealed class ListenerPort : IServerConnectionFactory
         for (int i = 1; i < Hosts.Length; i++) Hosts[i].Release();
     }
 
-    /// <summary>Driver thread: the first listener sharing an ALPN with the client (any listener when the ALPN is not known yet).</summary>
+    /// <summary>
+    /// Driver thread: the first listener sharing an ALPN with the client (the first listener when the ALPN is not known
+    /// yet). A client sharing none is refused here with no_application_protocol, before any connection object exists, as
+    /// msquic does: no listener's AcceptConnectionAsync hears of it.
+    /// </summary>
     public IncomingDecision Decide(in IncomingConnectionRequest request) => Decide(request, Host);
 
     /// <summary>As <see cref="Decide(in IncomingConnectionRequest)"/>, on the driver thread of worker <paramref name="host"/>.</summary>
@@ -136,7 +140,7 @@ internal sealed class ListenerPort : IServerConnectionFactory
     {
         ManagedListener[] listeners = _listeners;
         if (listeners.Length == 0) return IncomingDecision.Drop;
-        if (listeners.Length == 1 || request.ApplicationProtocols is not { } offered) return listeners[0].Decide(request, host);
+        if (request.ApplicationProtocols is not { } offered) return listeners[0].Decide(request, host);
         foreach (ManagedListener listener in listeners)
         {
             foreach (byte[] protocol in offered)

@@ -162,6 +162,26 @@ internal sealed partial class ManagedConnection
         return true;
     }
 
+    /// <summary>
+    /// Driver thread: the increase of the peer's limit <paramref name="limit"/> of stream type <paramref name="kind"/> to
+    /// report to StreamCapacityCallback (raising <paramref name="reported"/>), 0 while no stream is available beyond the
+    /// opened ones and the opens still waiting (a cancelled open waits no more: it gives its place back).
+    /// </summary>
+    private int StreamCapacityIncrement(long limit, ref long reported, int kind)
+    {
+        if (limit <= reported) return 0;
+        long used;
+        lock (_openLock) used = _opened[kind] + _openingOnDriver[kind];
+        foreach (OpenStreamRequest waiting in _pendingOpens)
+        {
+            if ((waiting.Type == QuicStreamType.Unidirectional ? 1 : 0) == kind && waiting.Task.IsCompleted && !waiting.Opened) used--;
+        }
+        if (limit <= used) return 0;
+        int increment = (int)Math.Min(int.MaxValue, limit - reported);
+        reported = limit;
+        return increment;
+    }
+
     /// <summary>Driver thread: a driver-side open is over (opened, failed or cancelled): opens may go on the caller's thread again.</summary>
     private void OpenLeftDriver(OpenStreamRequest request)
     {

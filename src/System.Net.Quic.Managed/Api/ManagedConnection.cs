@@ -60,6 +60,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     private IPEndPoint _remoteEndPoint;
     private string _targetHostName;
     private X509Certificate2? _remoteCertificate;
+    private volatile bool _remoteCertificateExposed;
     private SslApplicationProtocol _applicationProtocol;
     private TlsCipherSuite _cipherSuite;
     private volatile bool _isResumed;
@@ -102,7 +103,18 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
 
     public override string TargetHostName => _targetHostName;
 
-    public override X509Certificate? RemoteCertificate => _remoteCertificate;
+    /// <summary>
+    /// The peer's certificate. As System.Net.Quic's ownership rule: the connection disposes it with itself unless the
+    /// application took it through this getter (then it is the application's to dispose).
+    /// </summary>
+    public override X509Certificate? RemoteCertificate
+    {
+        get
+        {
+            _remoteCertificateExposed = true;
+            return _remoteCertificate;
+        }
+    }
 
     public override SslApplicationProtocol NegotiatedApplicationProtocol => _applicationProtocol;
 
@@ -320,6 +332,8 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
             case ConnectionEventKind.SessionTicketReceived:
                 while (core.TryTakeSessionTicket(out TlsSessionTicket ticket))
                 {
+                    // Not after disposal: the certificate may be disposed with the connection (see RemoteCertificate).
+                    if (Volatile.Read(ref _disposed) != 0) continue;
                     _ticketStore?.Add(_ticketKey!, ticket, _remoteCertificate is { } c ? X509CertificateLoader.LoadCertificate(c.RawData) : null);
                 }
                 break;
@@ -382,12 +396,13 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         if (!_handshakeDone && !_earlyDataReady) return;
         long bidi = core.Streams.LocalBidiLimit.MaxStreams;
         long uni = core.Streams.LocalUniLimit.MaxStreams;
-        int bidiIncrement = (int)Math.Min(int.MaxValue, Math.Max(0, bidi - _knownBidiLimit));
-        int uniIncrement = (int)Math.Min(int.MaxValue, Math.Max(0, uni - _knownUniLimit));
-        _knownBidiLimit = Math.Max(bidi, _knownBidiLimit);
-        _knownUniLimit = Math.Max(uni, _knownUniLimit);
         PublishOpenLimits(bidi, uni);
         RetryOpens();
+        // As msquic's STREAMS_AVAILABLE in System.Net.Quic: an increase is reported only once streams are available
+        // beyond those opened and those waiting to open (pending opens use the new room first); it then covers every
+        // raise not reported yet, so the sum of the increments minus the opens is the room left.
+        int bidiIncrement = StreamCapacityIncrement(bidi, ref _knownBidiLimit, kind: 0);
+        int uniIncrement = StreamCapacityIncrement(uni, ref _knownUniLimit, kind: 1);
         if ((bidiIncrement | uniIncrement) != 0 && _options.StreamCapacityCallback is { } callback)
         {
             try
@@ -608,6 +623,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         }
         _inbound.Writer.TryComplete();
         while (_inbound.Reader.TryRead(out QuicStream? unaccepted)) await unaccepted.DisposeAsync().ConfigureAwait(false);
+        if (!_remoteCertificateExposed) _remoteCertificate?.Dispose();
     }
 
     private void DisposeOnDriver()

@@ -52,6 +52,10 @@ internal sealed class ManagedListener : QuicListenerImpl
     private int _pending;
     private volatile bool _disposed;
     private int _disposeStarted;
+    // Cancelled by DisposeAsync: the token ConnectionOptionsCallback gets (as System.Net.Quic's).
+    private readonly CancellationTokenSource _disposeCts = new();
+    // Set by DisposeAsync; completed on the driver thread once no client waits for a deferred callback any more.
+    private volatile TaskCompletionSource? _deferredDrained;
 
     private ManagedListener(ManagedDriverHost host, ListenerPort port, QuicListenerOptions options)
     {
@@ -95,7 +99,7 @@ internal sealed class ManagedListener : QuicListenerImpl
     /// <summary>As <see cref="Decide(in IncomingConnectionRequest)"/>, for a connection on worker <paramref name="host"/> of a multi-socket port.</summary>
     public IncomingDecision Decide(in IncomingConnectionRequest request, ManagedDriverHost host)
     {
-        if (_disposed) return IncomingDecision.Drop;
+        if (_disposed) return DeclineAfterDisposal(request.Remote);
         ExpireDeferred();
 
         QuicConnection owner;
@@ -127,7 +131,7 @@ internal sealed class ManagedListener : QuicListenerImpl
             ValueTask<QuicServerConnectionOptions> pending;
             try
             {
-                pending = _options.ConnectionOptionsCallback(owner, new SslClientHelloInfo(request.ServerName ?? string.Empty, SslProtocols.Tls13), CancellationToken.None);
+                pending = _options.ConnectionOptionsCallback(owner, new SslClientHelloInfo(request.ServerName ?? string.Empty, SslProtocols.Tls13), _disposeCts.Token);
             }
             catch (Exception ex)
             {
@@ -187,6 +191,19 @@ internal sealed class ManagedListener : QuicListenerImpl
     {
         Enqueue(failure);
         return IncomingDecision.Refuse(TlsAlert.UserCanceled.ToTransportErrorCode(), "the server could not set up the connection");
+    }
+
+    /// <summary>
+    /// Driver thread, once disposed: a client whose handshake waited for a deferred options callback is declined with
+    /// user_canceled when it retransmits its Initial (as msquic's server ends a handshake its listener gave up: the
+    /// client sees an AuthenticationException); anyone else is dropped.
+    /// </summary>
+    private IncomingDecision DeclineAfterDisposal(NetworkAddress remote)
+    {
+        if (!_deferred.Remove(remote)) return IncomingDecision.Drop;
+        Interlocked.Decrement(ref _pending);
+        if (_deferred.Count == 0) _deferredDrained?.TrySetResult();
+        return IncomingDecision.Refuse(TlsAlert.UserCanceled.ToTransportErrorCode(), "the listener was disposed");
     }
 
     /// <summary>A deferred callback whose client never came back holds its backlog place for a handshake timeout at most.</summary>
@@ -258,7 +275,32 @@ internal sealed class ManagedListener : QuicListenerImpl
     public override async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposeStarted, 1) != 0) return;
+        var drained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        _deferredDrained = drained;
         _disposed = true;
+        _disposeCts.Cancel();
+        // Clients waiting for a deferred options callback retransmit their Initial within a PTO and are declined then
+        // (DeclineAfterDisposal); the port keeps routing to this listener until they were, or for a bounded time.
+        _host.Post(new DriverCall(static (state, _) =>
+        {
+            var listener = (ManagedListener)state;
+            if (listener._deferred.Count == 0) listener._deferredDrained!.TrySetResult();
+        }, this, static state => ((ManagedListener)state)._deferredDrained!.TrySetResult()));
+        try
+        {
+            await drained.Task.WaitAsync(DeferredDrainTimeout).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // A client that never retransmitted: it times out on its own.
+        }
+        if (drained.Task.IsCompleted)
+        {
+            // One more turn of the driver: the last refusal's CONNECTION_CLOSE leaves before the socket may close.
+            var turn = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            _host.Post(new DriverCall(static (state, _) => ((TaskCompletionSource)state).TrySetResult(), turn, static state => ((TaskCompletionSource)state).TrySetResult()));
+            await turn.Task.WaitAsync(DeferredDrainTimeout).ConfigureAwait(false);
+        }
         _port.Remove(this);
         _accepted.Writer.TryComplete();
         while (_accepted.Reader.TryRead(out object? unaccepted))
@@ -266,5 +308,9 @@ internal sealed class ManagedListener : QuicListenerImpl
             if (unaccepted is QuicConnection connection) await connection.DisposeAsync().ConfigureAwait(false);
         }
         _host.Release();
+        _disposeCts.Dispose();
     }
+
+    /// <summary>How long disposal waits for clients of deferred callbacks to retransmit (a first PTO is about 1 s).</summary>
+    private static readonly TimeSpan DeferredDrainTimeout = TimeSpan.FromSeconds(3);
 }

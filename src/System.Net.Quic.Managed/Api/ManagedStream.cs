@@ -6,9 +6,12 @@ namespace System.Net.Quic.Managed;
 
 /// <summary>
 /// A public <see cref="QuicStream"/> over one core stream. As System.Net.Quic's ReceiveBuffers, the driver thread
-/// moves received bytes into a per-stream buffer (bounded by the stream's receive window: they keep their credit until
-/// consumed) and ReadAsync drains it on the caller's thread, completing synchronously when data or FIN is there; only
-/// an empty buffer makes it wait. Credit goes back to the core in coalesced reports. A small write is staged (copied on
+/// moves received bytes into a per-stream buffer and ReadAsync drains it on the caller's thread, completing
+/// synchronously when data or FIN is there; only an empty buffer makes it wait. As there, the first
+/// <see cref="AdmittedBytes"/> buffered give their flow-control credit back at once (the peer may send a receive
+/// window beyond them before the application reads); bytes buffered beyond keep their credit until consumed. Credit
+/// goes back to the core in coalesced reports. When the connection ends before the application read to the end,
+/// ReadsClosed faults with the connection's exception at once; buffered bytes stay readable. A small write is staged (copied on
 /// the caller's thread, see <see cref="StreamWriteStage"/>) and completes at once; a larger one, or one that finds the
 /// stage full, is a request completed on the driver thread (one write at a time either way). Cancelling a read or write (a token already cancelled included, unless that side
 /// is over) aborts that direction with the connection's DefaultStreamErrorCode, as System.Net.Quic does.
@@ -30,6 +33,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     private ReadFailure _readFailure;   // reads fail at once (buffered data dropped)
     private Exception? _connectionFailure; // reads fail once the buffer is drained
     private long _unreportedCredit;     // bytes consumed whose credit the core has not got back yet
+    private long _admitted;             // bytes in _received whose credit went back on arrival (<= AdmittedBytes)
     private long _creditThreshold = 1;
     private bool _creditReportPosted;
     private CreditReport? _creditReport;
@@ -60,6 +64,13 @@ internal sealed class ManagedStream : QuicStreamImpl
     // Set by the driver when the write side can take no more (STOP_SENDING, reset, connection ended): writes then take
     // the request path, which reports why, instead of being staged.
     private volatile bool _writeSideGone;
+
+    /// <summary>
+    /// How many buffered, unread bytes of a stream give their credit back on arrival: System.Net.Quic's receive buffer
+    /// (64 KiB) takes them from msquic, which then extends the peer's window. A peer may so send a window plus this much
+    /// (FIN included) to an application that has not read yet.
+    /// </summary>
+    public const int AdmittedBytes = 64 * 1024;
 
     public ManagedStream(ManagedConnection connection, long id, QuicStreamType type, bool canRead, bool canWrite)
     {
@@ -100,7 +111,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             // As System.Net.Quic: a read side already over only throws; otherwise it is aborted (STOP_SENDING with
             // DefaultStreamErrorCode) as when a pending read is cancelled.
             if (!_readsClosed.IsCompleted) AbortRead((ulong)Math.Max(0, _connection.DefaultStreamErrorCode), disposing: false);
-            return ValueTask.FromCanceled<int>(cancellationToken);
+            return ValueTask.FromException<int>(new OperationCanceledException(cancellationToken)); // exactly this type, as msquic's
         }
         if (Interlocked.Exchange(ref _readInProgress, 1) != 0) throw new InvalidOperationException("A read is already in progress on this stream.");
         StreamReadRequest request = _readRequest ??= new StreamReadRequest(this);
@@ -119,7 +130,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             {
                 // Buffered data: completes synchronously (a zero-byte read only learns that data is there).
                 n = _received.CopyTo(buffer.Span);
-                _unreportedCredit += n;
+                _unreportedCredit += ConsumedCredit(n);
                 finished = _received.IsEmpty && _finReceived && !_readsDone;
                 if (finished)
                 {
@@ -170,6 +181,27 @@ internal sealed class ManagedStream : QuicStreamImpl
     private Exception CreateReadFailure() => _readFailure == ReadFailure.Reset
         ? QuicExceptionFactory.StreamAborted(_peerResetCode, "reset the stream")
         : QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.");
+
+    /// <summary>
+    /// Under the lock, after <paramref name="consumed"/> bytes left the buffer: the credit they give back (the part of
+    /// them admitted on arrival already gave it).
+    /// </summary>
+    private long ConsumedCredit(int consumed)
+    {
+        long admitted = Math.Min(AdmittedBytes, _received.Length);
+        long credit = consumed - (_admitted - admitted);
+        _admitted = admitted;
+        return credit;
+    }
+
+    /// <summary>Under the lock, after bytes arrived in the buffer: the credit of those now admitted (see <see cref="AdmittedBytes"/>).</summary>
+    private long AdmitArrivals()
+    {
+        long admit = Math.Min(AdmittedBytes, _received.Length) - _admitted;
+        if (admit <= 0) return 0;
+        _admitted += admit;
+        return admit;
+    }
 
     /// <summary>
     /// Under the lock: whether the credit of the bytes consumed should be reported now (a quarter of the window
@@ -253,6 +285,7 @@ internal sealed class ManagedStream : QuicStreamImpl
                 _peerResetCode = code;
                 _readFailure = ReadFailure.Reset;
                 _received.Clear();
+                _admitted = 0;
                 release = 0; // the core released everything held
                 if (completed is null && _waiter is { } w)
                 {
@@ -273,8 +306,9 @@ internal sealed class ManagedStream : QuicStreamImpl
                     _waiter = null;
                     completed = w;
                     completedBytes = _received.CopyTo(w.Buffer.Span);
-                    release += completedBytes;
+                    release += ConsumedCredit(completedBytes);
                 }
+                release += AdmitArrivals();
                 // The end is known once everything was consumed, even if nobody reads now (ReadsClosed completes).
                 if (fin && _received.IsEmpty && !_readsDone)
                 {
@@ -321,6 +355,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             if (_readFailure != ReadFailure.None || _readsDone) return;
             _readFailure = ReadFailure.Aborted;
             _received.Clear();
+            _admitted = 0;
             _unreportedCredit = 0; // STOP_SENDING releases everything held
             waiter = _waiter;
             _waiter = null;
@@ -340,7 +375,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             // As System.Net.Quic: unless the write side is already over, it is aborted (RESET_STREAM with
             // DefaultStreamErrorCode) as when a pending write is cancelled.
             if (!_writesClosed.IsCompleted && !_writeAbortRequested) AbortWrite((ulong)Math.Max(0, _connection.DefaultStreamErrorCode));
-            return ValueTask.FromCanceled(cancellationToken);
+            return ValueTask.FromException(new OperationCanceledException(cancellationToken)); // exactly this type, as msquic's
         }
         if (_writeAborted || _writeAbortRequested) return ValueTask.FromException(QuicExceptionFactory.OperationAborted("Writing was aborted on this stream."));
         if (_writesCompleted) throw new InvalidOperationException("Writing is not allowed after the write side was completed.");
@@ -601,7 +636,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     public override void CompleteWrites()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, typeof(QuicStream));
-        if (!_canWriteDirection) throw new InvalidOperationException("Writing is not allowed on a unidirectional stream opened by the peer.");
+        if (!_canWriteDirection) return; // a peer's unidirectional stream has no write side to complete (msquic: no-op)
         if (_writeAborted || _writesCompleted) return;
         _writesCompleted = true;
         Post(static (state, _) => ((ManagedStream)state).CompleteWritesOnDriver());
@@ -634,8 +669,11 @@ internal sealed class ManagedStream : QuicStreamImpl
         => request.Fail(_connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed."));
 
     /// <summary>
-    /// Driver thread: the connection ended; every waiter learns why. What was received stays readable: reads fail
-    /// with <paramref name="exception"/> once the buffer is drained (a FIN received still ends them gracefully).
+    /// Driver thread: the connection ended; every waiter learns why. A read side the application had not read to its
+    /// end faults at once with <paramref name="exception"/> (ReadsClosed never waits for a read that may not come), as
+    /// msquic's does unless the stream was over at the transport level; what was received stays readable all the same:
+    /// reads drain the buffer, then return 0 after a FIN or throw <paramref name="exception"/> (msquic drops the
+    /// buffer; see docs/DIFFERENCES.md).
     /// </summary>
     public void OnConnectionEnded(Exception exception)
     {
@@ -654,7 +692,10 @@ internal sealed class ManagedStream : QuicStreamImpl
             _connectionFailure = exception;
             waiter = _waiter;
             _waiter = null;
-            faultReads = _received.IsEmpty && !_finReceived;
+            // As msquic: a stream over at the transport level before the close (the FIN received with no more buffered
+            // than System.Net.Quic's buffer takes from msquic, and the write side done) ends normally once read.
+            bool streamDone = _finReceived && _received.Length <= AdmittedBytes && (!_canWriteDirection || writeDone || _writesClosed.IsCompleted);
+            faultReads = !_readsDone && _readFailure == ReadFailure.None && !streamDone;
             if (_received.IsEmpty) _received.Clear();
         }
         waiter?.Fail(exception);

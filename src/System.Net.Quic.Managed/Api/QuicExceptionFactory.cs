@@ -57,13 +57,19 @@ internal static class QuicExceptionFactory
             return new QuicException(QuicError.InternalError, null, null,
                 $"An internal error has occurred. Status code: QUIC_STATUS_HANDSHAKE_FAILURE{(error.Reason is null ? "" : " (" + error.Reason + ")")}", inner);
         }
-        if (!error.ByPeer && error.Reason is string reason && reason.StartsWith(Tls.CertificateValidator.RejectionPrefix, StringComparison.Ordinal))
+        string reason = error.Reason is null ? "" : " (" + error.Reason + ")";
+        if (!error.ByPeer && error.Reason is string rejection && rejection.StartsWith(Tls.CertificateValidator.RejectionPrefix, StringComparison.Ordinal))
         {
             // This side rejected the peer's certificate: System.Net.Quic's message alone, as SslStream words it.
-            return new AuthenticationException(reason, inner);
+            return new AuthenticationException(rejection, inner);
+        }
+        if (error.ByPeer && error.Code != 0x178)
+        {
+            // SslStream's wording (System.Net.Quic's too): the alert by its name, e.g. 'UserCanceled'.
+            return new AuthenticationException($"Authentication failed because the remote party sent a TLS alert: '{(Tls.TlsAlert)(byte)(error.Code - 0x100)}'{reason}.", inner);
         }
         string what = error.Code == 0x178 ? "no common application protocol (ALPN)" : $"TLS alert {error.Code - 0x100}";
-        return new AuthenticationException($"Authentication failed: {what}{(error.Reason is null ? "" : " (" + error.Reason + ")")}.", inner);
+        return new AuthenticationException($"Authentication failed: {what}{reason}.", inner);
     }
 
     /// <summary>What System.Net.Quic throws when an app callback (TLS validation, options) threw: the callback's exception inside.</summary>

@@ -11,6 +11,7 @@ public sealed class QuicStream : Stream
     private readonly QuicStreamImpl _impl;
     private int _readTimeout = Timeout.Infinite;
     private int _writeTimeout = Timeout.Infinite;
+    private volatile bool _disposed;
 
     internal QuicStream(QuicStreamImpl impl) => _impl = impl;
 
@@ -62,9 +63,14 @@ public sealed class QuicStream : Stream
     /// <inheritdoc />
     public override int ReadTimeout
     {
-        get => _readTimeout;
+        get
+        {
+            ThrowIfDisposed();
+            return _readTimeout;
+        }
         set
         {
+            ThrowIfDisposed();
             if (value <= 0 && value != Timeout.Infinite) throw new ArgumentOutOfRangeException(nameof(value), "Timeout must be positive or Timeout.Infinite.");
             _readTimeout = value;
         }
@@ -73,9 +79,14 @@ public sealed class QuicStream : Stream
     /// <inheritdoc />
     public override int WriteTimeout
     {
-        get => _writeTimeout;
+        get
+        {
+            ThrowIfDisposed();
+            return _writeTimeout;
+        }
         set
         {
+            ThrowIfDisposed();
             if (value <= 0 && value != Timeout.Infinite) throw new ArgumentOutOfRangeException(nameof(value), "Timeout must be positive or Timeout.Infinite.");
             _writeTimeout = value;
         }
@@ -222,22 +233,35 @@ public sealed class QuicStream : Stream
     public override void EndWrite(IAsyncResult asyncResult) => TaskToAsyncResult.End(asyncResult);
 
     /// <inheritdoc />
-    public override void Flush()
-    {
-    }
+    public override void Flush() => ThrowIfDisposed();
 
     /// <inheritdoc />
-    public override Task FlushAsync(CancellationToken cancellationToken = default) => Task.CompletedTask;
+    public override Task FlushAsync(CancellationToken cancellationToken = default)
+    {
+        ThrowIfDisposed();
+        return Task.CompletedTask;
+    }
+
+    /// <summary>As the Stream contract asks: members other than disposal and the stream's identity throw once disposed.</summary>
+    private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(_disposed, this);
 
     /// <inheritdoc />
     protected override void Dispose(bool disposing)
     {
-        if (disposing) _impl.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        if (disposing)
+        {
+            _disposed = true;
+            _impl.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        }
         base.Dispose(disposing);
     }
 
     /// <inheritdoc />
-    public override ValueTask DisposeAsync() => _impl.DisposeAsync();
+    public override ValueTask DisposeAsync()
+    {
+        _disposed = true;
+        return _impl.DisposeAsync();
+    }
 
     /// <inheritdoc />
     public override string ToString() => _impl.ToString() ?? nameof(QuicStream);

@@ -255,7 +255,11 @@ internal sealed class UdpDriver : IDisposable
         {
             Step(MonotonicClock.NowUs);
 
-            Volatile.Write(ref _sleeping, 1);
+            // A full fence, not a release store: the flag must be visible before the queue is looked at (Post enqueues,
+            // then reads the flag). With a plain store x86 may order the queue read first; a Post in between then sees
+            // the driver awake and sends no wake-up, and the work waits for the next timer (the idle timeout when
+            // nothing is in flight).
+            Interlocked.Exchange(ref _sleeping, 1);
             if (!_work.IsEmpty || _stopping || _endpoint.HasPendingWork)
             {
                 Volatile.Write(ref _sleeping, 0);

@@ -1,4 +1,5 @@
 using System.Collections.Generic;
+using System.Globalization;
 using System.Text;
 
 namespace System.Net.Quic.Managed.Tls;
@@ -53,7 +54,7 @@ internal sealed class ClientHello
             int e = w.BeginVector(2);
             int list = w.BeginVector(2);
             w.WriteUInt8(0);
-            w.WriteVector16(Encoding.ASCII.GetBytes(ServerName));
+            w.WriteVector16(EncodeServerName(ServerName));
             w.EndVector(list, 2);
             w.EndVector(e, 2);
         }
@@ -188,11 +189,8 @@ internal sealed class ClientHello
                         if (!lr.TryReadUInt8(out byte nameType) || !lr.TryReadVector16(out ReadOnlySpan<byte> name)) return TlsAlert.DecodeError;
                         if (nameType != 0) continue;
                         if (hello.ServerName != null || name.Length == 0) return TlsAlert.IllegalParameter;
-                        foreach (byte c in name)
-                        {
-                            if (c <= 0x20 || c >= 0x7f) return TlsAlert.IllegalParameter;
-                        }
-                        hello.ServerName = Encoding.ASCII.GetString(name);
+                        if (DecodeServerName(name) is not { } serverName) return TlsAlert.IllegalParameter;
+                        hello.ServerName = serverName;
                     }
                     break;
                 }
@@ -295,4 +293,56 @@ internal sealed class ClientHello
         for (int i = 0; i < data.Length; i += 2) list.Add((ushort)((data[i] << 8) | data[i + 1]));
         return true;
     }
+
+    private static readonly IdnMapping s_idn = new();
+
+    /// <summary>
+    /// The host_name bytes for <paramref name="host"/> as SslStream and msquic send them: IDN-encoded (punycode A-labels,
+    /// RFC 5890) without a trailing dot; a name IDNA refuses goes as its UTF-8 bytes.
+    /// </summary>
+    internal static byte[] EncodeServerName(string host)
+    {
+        host = host.TrimEnd('.');
+        try
+        {
+            host = s_idn.GetAscii(host);
+        }
+        catch (ArgumentException)
+        {
+            // Not a valid IDN (e.g. it has spaces): sent as is.
+        }
+        return Encoding.UTF8.GetBytes(host);
+    }
+
+    /// <summary>
+    /// A received host_name as the application sees it (SslStream's TargetHostName): A-labels decoded back to Unicode;
+    /// null for bytes no name has (control characters, invalid UTF-8).
+    /// </summary>
+    internal static string? DecodeServerName(ReadOnlySpan<byte> name)
+    {
+        foreach (byte c in name)
+        {
+            if (c < 0x20 || c == 0x7f) return null;
+        }
+        string text;
+        try
+        {
+            text = s_strictUtf8.GetString(name);
+        }
+        catch (DecoderFallbackException)
+        {
+            return null;
+        }
+        if (!text.Contains("xn--", StringComparison.OrdinalIgnoreCase)) return text;
+        try
+        {
+            return s_idn.GetUnicode(text);
+        }
+        catch (ArgumentException)
+        {
+            return text;
+        }
+    }
+
+    private static readonly UTF8Encoding s_strictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
 }

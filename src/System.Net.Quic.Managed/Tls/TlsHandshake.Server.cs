@@ -96,6 +96,9 @@ internal sealed partial class TlsHandshake
         ServerName = ch.ServerName;
         // A selection callback, when there is one, decides alone (SslStream and System.Net.Quic ignore ServerCertificate then).
         X509Certificate2? certificate = _options.ServerCertificateSelector is { } select ? select(ch.ServerName) : _options.Certificate;
+        // A selection callback that gave nothing is the application declining this handshake: user_canceled, as msquic
+        // sends it (its client reports that alert in an AuthenticationException).
+        if (certificate == null && _options.ServerCertificateSelector is not null) return Fail(TlsAlert.UserCanceled, "the certificate selection callback returned no certificate");
         if (certificate == null || !certificate.HasPrivateKey) return Fail(TlsAlert.HandshakeFailure, "no server certificate with a private key");
         if (!CertificateSignature.TrySelectScheme(certificate, ch.SignatureAlgorithms, _options.SignatureSchemes, out SignatureScheme scheme))
         {

@@ -312,4 +312,68 @@ public class ListenerConformanceTests
         var error = await Assert.ThrowsAsync<QuicException>(async () => await QuicListener.ListenAsync(again, kind, CancellationToken.None));
         Assert.Equal(QuicError.AlpnInUse, error.QuicError);
     }
+
+    // ---- Checked against the contract: what an independent System.Net.Quic suite expects, on both providers. ----
+
+    /// <summary>
+    /// A client offering none of the listener's ALPNs is refused before any connection exists: the client fails with an
+    /// AuthenticationException and the listener's accept loop never hears of it (it goes on to serve the next client).
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task ClientWithAnUnknownAlpn_DoesNotDisturbAccept(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        ValueTask<QuicConnection> accept = listener.AcceptConnectionAsync(Timeout());
+        await Assert.ThrowsAsync<AuthenticationException>(async () => await ConnectAsync(kind, ClientOptions(listener.LocalEndPoint, alpn: "unknown"), Timeout()));
+        Assert.False(accept.IsCompleted, "AcceptConnectionAsync completed for a client whose ALPN the listener does not take");
+        await using QuicConnection client = await ConnectAsync(kind, ClientOptions(listener.LocalEndPoint), Timeout());
+        await using QuicConnection server = await accept;
+        Assert.Equal(client.LocalEndPoint.Port, server.RemoteEndPoint.Port);
+    }
+
+    /// <summary>
+    /// ServerCertificateSelectionCallback returning null: the server declines with the TLS alert user_canceled, which the
+    /// client reports as an AuthenticationException naming it (and nothing of the server's configuration).
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task CertificateSelectionCallbackReturningNull_ClientSeesUserCanceled(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        (_, Exception? error, _) = await FailedHandshakeAsync(kind, Configured(options =>
+        {
+            options.ServerAuthenticationOptions.ServerCertificate = null;
+            options.ServerAuthenticationOptions.ServerCertificateSelectionCallback = (_, _) => null!;
+        }));
+
+        AuthenticationException e = Assert.IsType<AuthenticationException>(error);
+        Assert.Contains("UserCanceled", e.Message);
+    }
+
+    /// <summary>
+    /// The listener is disposed while a client's handshake waits for the ConnectionOptionsCallback (which honours its
+    /// token): the server declines the handshake with user_canceled and the client fails with an AuthenticationException,
+    /// not a socket error.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task ListenerDisposedMidHandshake_ClientSeesAuthenticationException(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        var entered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        QuicListenerOptions options = ListenerOptions(IPAddress.Loopback);
+        options.ConnectionOptionsCallback = async (_, _, token) =>
+        {
+            entered.TrySetResult();
+            await Task.Delay(System.Threading.Timeout.Infinite, token);
+            return ServerOptions();
+        };
+        QuicListener listener = await QuicListener.ListenAsync(options, kind, CancellationToken.None);
+        Task<QuicConnection> connect = ConnectAsync(kind, ClientOptions(listener.LocalEndPoint), Timeout());
+        await entered.Task.WaitAsync(Timeout());
+        await listener.DisposeAsync();
+        await Assert.ThrowsAsync<AuthenticationException>(async () => await connect);
+    }
 }

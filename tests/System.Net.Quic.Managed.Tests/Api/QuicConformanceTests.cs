@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Security.Authentication;
 using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using Xunit.Abstractions;
 using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
 
@@ -689,5 +690,71 @@ public class QuicConformanceTests
             Assert.IsNotType<QuicException>(timeout);
             Assert.Throws<ArgumentOutOfRangeException>(() => inbound.ReadTimeout = 0);
         });
+    }
+
+    // ---- Checked against the contract: what an independent System.Net.Quic suite expects, on both providers. ----
+
+    /// <summary>
+    /// The peer's certificate belongs to the connection, which disposes it with itself, unless the application took it
+    /// through RemoteCertificate (then it is the application's). The validation callback sees that same object.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task PeerCertificateIsDisposedWithTheConnectionUnlessTaken(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        await using QuicListener listener = await ListenAsync(kind);
+        foreach (bool taken in new[] { false, true })
+        {
+            X509Certificate? seen = null;
+            QuicClientConnectionOptions options = ClientOptions(listener.LocalEndPoint);
+            options.ClientAuthenticationOptions.RemoteCertificateValidationCallback = (_, certificate, _, _) =>
+            {
+                seen = certificate;
+                return true;
+            };
+            var (client, server) = await ConnectPairAsync(kind, listener, options);
+            Assert.NotNull(seen);
+            Assert.NotEqual(IntPtr.Zero, seen!.Handle);
+            X509Certificate? got = taken ? client.RemoteCertificate : null;
+            if (taken) Assert.Same(seen, got);
+            await client.DisposeAsync();
+            await server.DisposeAsync();
+            if (taken)
+            {
+                Assert.NotEqual(IntPtr.Zero, got!.Handle);
+                got.Dispose();
+            }
+            else
+            {
+                Assert.Equal(IntPtr.Zero, seen.Handle);
+            }
+        }
+    }
+
+    /// <summary>
+    /// A non-ASCII TargetHost goes in SNI IDN-encoded (as SslStream and msquic send it): the server accepts the
+    /// ClientHello and reports the same name in TargetHostName, as the client does.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task InternationalTargetHostReachesTheServer(string provider)
+    {
+        QuicProvider kind = Require(provider);
+        foreach (string host in new[] { "żółć gęślą jaźń. 红烧. 照り焼き", "bücher.example" })
+        {
+            await using QuicListener listener = await ListenAsync(kind);
+            QuicClientConnectionOptions options = ClientOptions(listener.LocalEndPoint);
+            options.ClientAuthenticationOptions.TargetHost = host;
+            options.ClientAuthenticationOptions.RemoteCertificateValidationCallback = (_, _, _, _) => true; // the name is not the certificate's
+            var (client, server) = await ConnectPairAsync(kind, listener, options);
+            await using (client)
+            await using (server)
+            {
+                Assert.Equal(host, client.TargetHostName);
+                Assert.Equal(host, server.TargetHostName);
+                await EchoOnceAsync(client, server, 100, Timeout());
+            }
+        }
     }
 }

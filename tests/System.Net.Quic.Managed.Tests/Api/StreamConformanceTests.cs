@@ -212,6 +212,10 @@ public class StreamConformanceTests
         await client.CloseAsync(9, ct);
         QuicException ended = await Assert.ThrowsAsync<QuicException>(async () => await server.AcceptInboundStreamAsync(ct));
         Assert.Equal(QuicError.ConnectionAborted, ended.QuicError);
+        // On both providers ReadsClosed faults with the close at once, bytes still buffered or not.
+        QuicException readsClosed = await Assert.ThrowsAsync<QuicException>(async () => await inbound.ReadsClosed.WaitAsync(ct));
+        Assert.Equal(QuicError.ConnectionAborted, readsClosed.QuicError);
+        Assert.Equal(9, readsClosed.ApplicationErrorCode);
         byte[] buffer = new byte[10];
         if (provider == "msquic")
         {
@@ -527,4 +531,251 @@ public class StreamConformanceTests
         }
     },
     configureServer: o => o.MaxInboundBidirectionalStreams = call == "open" ? 1 : 10);
+
+    // ---- Checked against the contract: what an independent System.Net.Quic suite expects, on both providers. ----
+
+    public static TheoryData<string, string> ProvidersAndClosers => new()
+    {
+        { "managed", "close" }, { "managed", "dispose" }, { "msquic", "close" }, { "msquic", "dispose" },
+    };
+
+    /// <summary>
+    /// Both ends wrote 64 KiB + 1 byte with FIN and nobody read; then the client closes (or disposes) the connection.
+    /// ReadsClosed faults on both ends (never stays pending): OperationAborted where the close was made,
+    /// ConnectionAborted with the close code at the peer.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(ProvidersAndClosers))]
+    public Task ReadsClosedFaultsWhenTheConnectionEndsWithUnreadData(string provider, string closer) => WithConnectedPairAsync(provider, async (client, server, ct) =>
+    {
+        await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+        await outbound.WriteAsync(new byte[64 * 1024 + 1], completeWrites: true, ct);
+        await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
+        await inbound.WriteAsync(new byte[64 * 1024 + 1], completeWrites: true, ct);
+        await Task.Delay(100, ct); // some of it buffered on each end
+        if (closer == "close") await client.CloseAsync(7, ct);
+        else await client.DisposeAsync();
+        QuicException local = await Assert.ThrowsAsync<QuicException>(async () => await outbound.ReadsClosed.WaitAsync(ct));
+        Assert.Equal(QuicError.OperationAborted, local.QuicError);
+        QuicException remote = await Assert.ThrowsAsync<QuicException>(async () => await inbound.ReadsClosed.WaitAsync(ct));
+        Assert.Equal(QuicError.ConnectionAborted, remote.QuicError);
+        Assert.Equal(closer == "close" ? 7 : 0x0D, remote.ApplicationErrorCode); // the client's DefaultCloseErrorCode on dispose
+    });
+
+    /// <summary>ReadsClosed awaited with nothing to read, then the peer closes the connection: it faults with the close.</summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task ReadsClosedAwaitedFaultsWhenThePeerCloses(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
+    {
+        var (outbound, inbound) = await OpenPairAsync(client, server, ct);
+        await using (outbound)
+        await using (inbound)
+        {
+            Task readsClosed = inbound.ReadsClosed;
+            await client.CloseAsync(5, ct);
+            QuicException e = await Assert.ThrowsAsync<QuicException>(async () => await readsClosed.WaitAsync(ct));
+            Assert.Equal(QuicError.ConnectionAborted, e.QuicError);
+            Assert.Equal(5, e.ApplicationErrorCode);
+        }
+    });
+
+    /// <summary>
+    /// After ReadsClosed faulted (nothing left buffered), ReadAsync throws that failure (the same error and code), every
+    /// time, on the closing side and at its peer.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task ReadAsyncThrowsWhatReadsClosedFaultedWith(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
+    {
+        var (outbound, inbound) = await OpenPairAsync(client, server, ct);
+        await using QuicStream ownedOutbound = outbound;
+        await using QuicStream ownedInbound = inbound;
+        await server.CloseAsync(3, ct);
+        QuicException closed = await Assert.ThrowsAsync<QuicException>(async () => await outbound.ReadsClosed.WaitAsync(ct));
+        Assert.Equal(QuicError.ConnectionAborted, closed.QuicError);
+        for (int i = 0; i < 2; i++)
+        {
+            QuicException read = await Assert.ThrowsAsync<QuicException>(async () => _ = await outbound.ReadAsync(new byte[10], ct));
+            Assert.Equal(closed.QuicError, read.QuicError);
+            Assert.Equal(closed.ApplicationErrorCode, read.ApplicationErrorCode);
+        }
+        QuicException local = await Assert.ThrowsAsync<QuicException>(async () => await inbound.ReadsClosed.WaitAsync(ct));
+        QuicException localRead = await Assert.ThrowsAsync<QuicException>(async () => _ = await inbound.ReadAsync(new byte[10], ct));
+        Assert.Equal(QuicError.OperationAborted, local.QuicError);
+        Assert.Equal(local.QuicError, localRead.QuicError);
+    });
+
+    /// <summary>
+    /// A peer that has not read yet buffers a default stream's 64 KiB + 1 byte, FIN included: the writer's WritesClosed
+    /// completes without any read (msquic: the default window plus System.Net.Quic's receive buffer), on a
+    /// bidirectional and a unidirectional stream.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task WritesClosedCompletesWhileThePeerHasNotReadADefaultWindowWorth(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
+    {
+        foreach (QuicStreamType type in new[] { QuicStreamType.Bidirectional, QuicStreamType.Unidirectional })
+        {
+            await using QuicStream stream = await client.OpenOutboundStreamAsync(type, ct);
+            await stream.WriteAsync(new byte[64 * 1024 + 1], completeWrites: true, ct);
+            await stream.WritesClosed.WaitAsync(ct);
+        }
+        await using QuicStream first = await server.AcceptInboundStreamAsync(ct);
+        Assert.Equal(64 * 1024 + 1, (await ReadToEndAsync(first, ct)).Length);
+    });
+
+    /// <summary>Writes and reads with a token already cancelled, or cancelled while pending, throw exactly OperationCanceledException.</summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task CancelledCallsThrowExactlyOperationCanceledException(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
+    {
+        var (outbound, inbound) = await OpenPairAsync(client, server, ct);
+        await using (outbound)
+        await using (inbound)
+        {
+            using var cancelled = new CancellationTokenSource();
+            cancelled.Cancel();
+            await Assert.ThrowsAsync<OperationCanceledException>(async () => await outbound.WriteAsync(new byte[10], cancelled.Token));
+            await Assert.ThrowsAsync<OperationCanceledException>(async () => _ = await inbound.ReadAsync(new byte[10], cancelled.Token));
+            await Assert.ThrowsAsync<OperationCanceledException>(async () => _ = await inbound.ReadAsync(new byte[10], cancelled.Token));
+        }
+        var (second, secondInbound) = await OpenPairAsync(client, server, ct);
+        await using (second)
+        await using (secondInbound)
+        {
+            using var cts = new CancellationTokenSource();
+            Task write = await StartBlockedWriteAsync(second, cts.Token, ct);
+            cts.Cancel();
+            await Assert.ThrowsAsync<OperationCanceledException>(async () => await write);
+        }
+        var (third, thirdInbound) = await OpenPairAsync(client, server, ct);
+        await using (third)
+        await using (thirdInbound)
+        {
+            using var readCts = new CancellationTokenSource();
+            Task<int> read = thirdInbound.ReadAsync(new byte[1], readCts.Token).AsTask();
+            while (!read.IsCompleted && await Task.WhenAny(read, Task.Delay(10, ct)) != read)
+            {
+                readCts.Cancel();
+            }
+            // Buffered bytes may serve the read before the cancellation: only a cancelled read is checked.
+            if (!read.IsCompletedSuccessfully) await Assert.ThrowsAsync<OperationCanceledException>(async () => await read);
+        }
+    });
+
+    /// <summary>CompleteWrites on a unidirectional stream the peer opened has no write side to complete: a no-op.</summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task CompleteWritesOnThePeersUnidirectionalStreamIsANoOp(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
+    {
+        await using QuicStream outbound = await client.OpenOutboundStreamAsync(QuicStreamType.Unidirectional, ct);
+        await outbound.WriteAsync(new byte[] { 1, 2 }, completeWrites: true, ct);
+        await using QuicStream inbound = await server.AcceptInboundStreamAsync(ct);
+        inbound.CompleteWrites();
+        inbound.CompleteWrites();
+        Assert.Equal(new byte[] { 1, 2 }, await ReadToEndAsync(inbound, ct));
+        await outbound.WritesClosed.WaitAsync(ct);
+    });
+
+    /// <summary>
+    /// The Stream conformance rule for a disposed stream: every member but disposal itself, CanRead/CanWrite/CanSeek
+    /// and the QUIC identity throws ObjectDisposedException (NotSupportedException where seeking is asked).
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public Task DisposedStreamMembersThrowObjectDisposedException(string provider) => WithConnectedPairAsync(provider, async (client, server, ct) =>
+    {
+        var (outbound, inbound) = await OpenPairAsync(client, server, ct);
+        await outbound.DisposeAsync();
+        inbound.Dispose();
+        foreach (QuicStream stream in new[] { outbound, inbound })
+        {
+            await stream.DisposeAsync(); // idempotent
+            stream.Dispose();
+            Assert.False(stream.CanRead);
+            Assert.False(stream.CanWrite);
+            Assert.False(stream.CanSeek);
+            Assert.Throws<ObjectDisposedException>(() => stream.ReadTimeout);
+            Assert.Throws<ObjectDisposedException>(() => stream.ReadTimeout = 1);
+            Assert.Throws<ObjectDisposedException>(() => stream.WriteTimeout);
+            Assert.Throws<ObjectDisposedException>(() => stream.WriteTimeout = 1);
+            Assert.Throws<ObjectDisposedException>(() => stream.Flush());
+            Assert.Throws<ObjectDisposedException>(() => { _ = stream.FlushAsync(ct); });
+            Assert.Throws<ObjectDisposedException>(() => stream.Read(new byte[1], 0, 1));
+            Assert.Throws<ObjectDisposedException>(() => stream.Write(new byte[1], 0, 1));
+            Assert.Throws<ObjectDisposedException>(() => stream.ReadByte());
+            Assert.Throws<ObjectDisposedException>(() => stream.WriteByte(1));
+            await Assert.ThrowsAsync<ObjectDisposedException>(async () => _ = await stream.ReadAsync(new byte[1], ct));
+            await Assert.ThrowsAsync<ObjectDisposedException>(async () => await stream.WriteAsync(new byte[1], ct));
+            Assert.Throws<ObjectDisposedException>(() => stream.CompleteWrites());
+            Assert.Throws<NotSupportedException>(() => stream.Length);
+            Assert.Throws<NotSupportedException>(() => stream.Seek(0, SeekOrigin.Begin));
+        }
+    });
+
+    /// <summary>
+    /// StreamCapacityCallback with opens beyond the peer's limit (2): a pending open does not complete before the peer
+    /// raises its limit; the raise that only lets the pending open through reports nothing (the capacity is still 0);
+    /// the next raise reports both raises at once, so the increments minus the opens always equal the room left; a
+    /// cancelled pending open reports nothing either.
+    /// </summary>
+    [SkippableTheory]
+    [MemberData(nameof(Providers))]
+    public async Task StreamCapacityCallbackCountsPendingAndCancelledOpensExactly(string provider)
+    {
+        var increments = new ConcurrentQueue<int>();
+        await WithConnectedPairAsync(provider, async (client, server, ct) =>
+        {
+            await WaitUntilAsync(() => !increments.IsEmpty, ct);
+            Assert.Equal(new[] { 2 }, increments.ToArray());
+            var opened = new List<QuicStream>();
+            var accepted = new List<QuicStream>();
+            for (int i = 0; i < 2; i++)
+            {
+                QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
+                await stream.WriteAsync(new byte[] { 1 }, completeWrites: true, ct);
+                opened.Add(stream);
+                accepted.Add(await server.AcceptInboundStreamAsync(ct));
+            }
+            Task<QuicStream> pending = client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct).AsTask();
+            await Task.Delay(200, ct);
+            Assert.False(pending.IsCompleted, "an open beyond the peer's limit completed before the peer raised it");
+
+            // One stream ends on both sides: the peer raises its limit to 3, which the pending open takes.
+            await FinishAsync(opened[0], accepted[0], ct);
+            await using QuicStream third = await pending.WaitAsync(ct);
+            await third.WriteAsync(new byte[] { 3 }, completeWrites: true, ct);
+            QuicStream thirdAccepted = await server.AcceptInboundStreamAsync(ct);
+            await Task.Delay(200, ct);
+            Assert.Equal(new[] { 2 }, increments.ToArray()); // capacity 0 all along: nothing to report
+
+            // A further open waits, and is cancelled: no report either.
+            using (var cts = new CancellationTokenSource())
+            {
+                Task<QuicStream> cancelled = client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, cts.Token).AsTask();
+                await Task.Delay(100, ct);
+                cts.Cancel();
+                await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await cancelled);
+            }
+            await Task.Delay(200, ct);
+            Assert.Equal(new[] { 2 }, increments.ToArray());
+            await FinishAsync(opened[1], accepted[1], ct);
+            await FinishAsync(third, thirdAccepted, ct);
+        },
+        configureServer: o => o.MaxInboundBidirectionalStreams = 2,
+        configureClient: o => o.StreamCapacityCallback = (_, args) =>
+        {
+            if (args.BidirectionalIncrement > 0) increments.Enqueue(args.BidirectionalIncrement);
+        });
+
+        static async Task FinishAsync(QuicStream outbound, QuicStream inbound, CancellationToken ct)
+        {
+            await ReadToEndAsync(inbound, ct);
+            await inbound.WriteAsync(new byte[] { 2 }, completeWrites: true, ct);
+            await ReadToEndAsync(outbound, ct);
+            await inbound.WritesClosed.WaitAsync(ct);
+            await inbound.DisposeAsync();
+            await outbound.DisposeAsync();
+        }
+    }
 }

@@ -66,8 +66,8 @@ public class StreamDisposalTests
     [Fact]
     public async Task DisposeWaitsForTheAcknowledgmentButNoLongerThanTheConnection()
     {
-        // The server's stream window is 1 KiB and it never reads: the client's FIN stays behind unsent data, so the
-        // disposal cannot finish until the connection goes away.
+        // The server's stream window starts at 1 KiB and it never reads (its stream buffer admits 64 KiB more): the client's
+        // FIN stays behind unsent data, so the disposal cannot finish until the connection goes away.
         await using QuicListener listener = await ListenAsync(QuicProvider.Managed, configure: o =>
             o.InitialReceiveWindowSizes = new QuicReceiveWindowSizes { RemotelyInitiatedBidirectionalStream = 1024 });
         var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
@@ -75,7 +75,7 @@ public class StreamDisposalTests
         {
             CancellationToken ct = Timeout();
             QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
-            await stream.WriteAsync(new byte[8 * 1024], ct);
+            await stream.WriteAsync(new byte[512 * 1024], ct);
             QuicStream peer = await server.AcceptInboundStreamAsync(ct);
 
             Task disposal = stream.DisposeAsync().AsTask();
