@@ -67,7 +67,9 @@ public class StreamDisposalTests
     public async Task DisposeWaitsForTheAcknowledgmentButNoLongerThanTheConnection()
     {
         // The server's stream window starts at 1 KiB and it never reads (its stream buffer admits 64 KiB more): the client's
-        // FIN stays behind unsent data, so the disposal cannot finish until the connection goes away.
+        // FIN stays behind unsent data, so the disposal cannot finish until the connection goes away. 300 KiB is more than
+        // the peer takes before it reads, and leaves less than the connection's initial send budget (256 KiB) unsent, so
+        // the write itself completes.
         await using QuicListener listener = await ListenAsync(QuicProvider.Managed, configure: o =>
             o.InitialReceiveWindowSizes = new QuicReceiveWindowSizes { RemotelyInitiatedBidirectionalStream = 1024 });
         var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
@@ -75,7 +77,7 @@ public class StreamDisposalTests
         {
             CancellationToken ct = Timeout();
             QuicStream stream = await client.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, ct);
-            await stream.WriteAsync(new byte[512 * 1024], ct);
+            await stream.WriteAsync(new byte[300 * 1024], ct);
             QuicStream peer = await server.AcceptInboundStreamAsync(ct);
 
             Task disposal = stream.DisposeAsync().AsTask();
