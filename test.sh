@@ -35,11 +35,14 @@ QUIC_MANAGED_PORTABLE_IO=1 dotnet test tests/System.Net.Quic.Managed.Tests -c Re
   --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=900000
 portable_rc=$?
 [ "$unit_rc" -eq 0 ] && unit_rc=$portable_rc
-# DatagramDumper's capture tests decode traffic with ngtcp2's gtlsclient (the interop peers script, idempotent) and with
-# quiche, which they install themselves (tests/interop/quiche/install.sh); without a peer such a test skips, saying why.
+# The interop peers script (idempotent; the interop cases below use it too) installs ngtcp2 and quic-go: DatagramDumper's
+# capture tests decode traffic with ngtcp2's gtlsclient, and the HTTP/3 tests run against the ngtcp2 and quic-go servers.
+# quiche the capture tests install themselves (tests/interop/quiche/install.sh); without a peer a test skips, saying why.
 for candidate in "${QUIC_PEERS_SCRIPT:-}" "$root/../shared/interop/peers.sh" /work/shared/interop/peers.sh; do
   [ -n "$candidate" ] && [ -f "$candidate" ] || continue
-  bash "$candidate" "${QUIC_PEERS_DIR:-$HOME/.cache/quic-peers}" >/dev/null 2>&1 || true
+  while IFS='=' read -r name path; do
+    case "$name" in GTLSSERVER|QGO_SERVER) [ -n "$path" ] && export "$name=$path" ;; esac
+  done < <(bash "$candidate" "${QUIC_PEERS_DIR:-$HOME/.cache/quic-peers}" 2>/dev/null)
   break
 done
 # The tools' tests (DatagramDumper, LinkEmulator, QuicPerf and QuicLoad command lines).
@@ -48,15 +51,7 @@ dotnet test tests/QuicManaged.Tools.Tests -c Release --no-build --nologo \
   --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=900000
 tools_rc=$?
 [ "$unit_rc" -eq 0 ] && unit_rc=$tools_rc
-# HTTP/3 packages (QuicManaged.AspNetCore, QuicManaged.Http) against Kestrel, Chromium, Caddy, ngtcp2, quic-go. The
-# ngtcp2 and quic-go servers come from the interop peers script (idempotent; the interop cases below use it too).
-for candidate in "${QUIC_PEERS_SCRIPT:-}" "$root/../shared/interop/peers.sh" /work/shared/interop/peers.sh; do
-  [ -n "$candidate" ] && [ -f "$candidate" ] || continue
-  while IFS='=' read -r name path; do
-    case "$name" in GTLSSERVER|QGO_SERVER) [ -n "$path" ] && export "$name=$path" ;; esac
-  done < <(bash "$candidate" "${QUIC_PEERS_DIR:-$HOME/.cache/quic-peers}" 2>/dev/null)
-  break
-done
+# HTTP/3 packages (QuicManaged.AspNetCore, QuicManaged.Http) against Kestrel, Chromium, Caddy, ngtcp2, quic-go.
 dotnet test tests/QuicManaged.Http.Tests -c Release --no-build --nologo \
   --logger "trx;LogFileName=http.trx" --results-directory "$results" \
   --blame-hang-timeout 5m -- RunConfiguration.TestSessionTimeout=900000
