@@ -296,9 +296,15 @@ internal sealed class ManagedListener : QuicListenerImpl
         }
         if (drained.Task.IsCompleted)
         {
-            // One more turn of the driver: the last refusal's CONNECTION_CLOSE leaves before the socket may close.
+            // Two more turns of the driver: the last refusal's CONNECTION_CLOSE leaves before the socket may close. Posted
+            // work runs at the start of a step and the step's flush comes after it, so only a second item, run in the
+            // next step, is known to follow the flush that sent the close.
             var turn = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            _host.Post(new DriverCall(static (state, _) => ((TaskCompletionSource)state).TrySetResult(), turn, static state => ((TaskCompletionSource)state).TrySetResult()));
+            _host.Post(new DriverCall(static (state, _) =>
+            {
+                var (host, done) = ((ManagedDriverHost, TaskCompletionSource))state;
+                host.Post(new DriverCall(static (s, _) => ((TaskCompletionSource)s).TrySetResult(), done, static s => ((TaskCompletionSource)s).TrySetResult()));
+            }, (_host, turn), static state => (((ManagedDriverHost, TaskCompletionSource))state).Item2.TrySetResult()));
             await turn.Task.WaitAsync(DeferredDrainTimeout).ConfigureAwait(false);
         }
         _port.Remove(this);
