@@ -55,7 +55,7 @@ internal sealed class StreamReceiveQueue
     {
         _writeOffset += bytes;
         Length += bytes;
-        if (Length == 0) Drop(); // a chunk taken for nothing becomes the spare again
+        if (Length == 0) Drop(); // a chunk taken for nothing goes back to the pool
     }
 
     /// <summary>Copies (and removes) up to <paramref name="destination"/>.Length bytes; returns how many.</summary>
@@ -93,7 +93,9 @@ internal sealed class StreamReceiveQueue
     private void RemoveFirst()
     {
         byte[] chunk = _chunks[_first]!;
-        if (_spare is null) _spare = chunk;
+        // A spare is kept only while more is queued (a transfer under way): an emptied queue holds no chunk, so the
+        // streams an application has read to the end, or thousands it keeps open, pin no receive memory.
+        if (_spare is null && _count > 1) _spare = chunk;
         else Chunks.Return(chunk);
         _chunks[_first] = null;
         _first = (_first + 1) % _chunks.Length;
