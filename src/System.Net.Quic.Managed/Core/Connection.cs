@@ -14,7 +14,7 @@ namespace System.Net.Quic.Managed.Core;
 /// The file is split by concern: handshake (keys, transport parameters), receive (packets, frames),
 /// send (packet assembly), timers, and the stream operations the API layer calls.
 /// </summary>
-internal sealed partial class Connection : IDisposable
+internal sealed partial class Connection : IDisposable, IDeadlineItem
 {
     /// <summary>The smallest datagram that may carry an Initial packet (RFC 9000 §14.1).</summary>
     public const int MinInitialDatagramSize = 1200;
@@ -243,6 +243,14 @@ internal sealed partial class Connection : IDisposable
 
     /// <summary>The stateless reset tokens of the peer's connection IDs we hold (RFC 9000 §10.3.1).</summary>
     internal StatelessResetToken[] PeerResetTokens() => _peerIds.ResetTokens();
+
+    long IDeadlineItem.ScheduledUs
+    {
+        get => Slot.ScheduledUs;
+        set => Slot.ScheduledUs = value;
+    }
+
+    bool IDeadlineItem.IsScheduledHere => Slot.Index >= 0;
 
     /// <summary>The API layer's object for this connection (the endpoint only carries it).</summary>
     public object? Owner { get; set; }

@@ -47,9 +47,8 @@ internal sealed class ConnectionSlot
 internal sealed class ConnectionScheduler
 {
     private readonly Queue<Connection> _ready = new();
-    private readonly PriorityQueue<Connection, long> _timers = new();
+    private readonly DeadlineHeap<Connection> _timers = new();
     private readonly List<Connection> _serviced = new();
-    private int _liveTimers;
 
     /// <summary>
     /// True when someone drains <see cref="DrainServiced"/> after each step (the API layer's driver host); otherwise nothing
@@ -109,80 +108,24 @@ internal sealed class ConnectionScheduler
     }
 
     /// <summary>
-    /// Puts the connection's current deadline in the heap when it changed. <paramref name="all"/> (the endpoint's
-    /// connections) rebuilds the heap when stale entries outnumber the live ones, so a busy connection whose deadline moves
-    /// with every packet cannot grow it.
+    /// Puts the connection's current deadline in the heap when it changed; <paramref name="all"/> (the endpoint's
+    /// connections) serves the heap's rebuild when stale entries outnumber the live ones.
     /// </summary>
-    public void Reschedule(Connection connection, List<Connection> all)
-    {
-        ConnectionSlot slot = connection.Slot;
-        long deadline = connection.NextTimeoutUs;
-        if (deadline == slot.ScheduledUs) return;
-        if (slot.ScheduledUs != long.MaxValue) _liveTimers--;
-        slot.ScheduledUs = deadline;
-        if (deadline == long.MaxValue) return;
-        _liveTimers++;
-        _timers.Enqueue(connection, deadline);
-        if (_timers.Count > 2 * _liveTimers + 64) Rebuild(all);
-    }
+    public void Reschedule(Connection connection, List<Connection> all) => _timers.Schedule(connection, connection.NextTimeoutUs, all);
 
     /// <summary>A removed connection keeps no live timer.</summary>
-    public void Unschedule(Connection connection)
-    {
-        ConnectionSlot slot = connection.Slot;
-        if (slot.ScheduledUs != long.MaxValue) _liveTimers--;
-        slot.ScheduledUs = long.MaxValue;
-    }
+    public void Unschedule(Connection connection) => _timers.Unschedule(connection);
 
-    /// <summary>The earliest live deadline (long.MaxValue: none); stale entries on top are dropped on the way.</summary>
-    public long NextDeadlineUs
-    {
-        get
-        {
-            while (_timers.TryPeek(out Connection? connection, out long deadline))
-            {
-                if (connection.Slot.ScheduledUs == deadline && connection.Slot.Index >= 0) return deadline;
-                _timers.Dequeue();
-            }
-            return long.MaxValue;
-        }
-    }
+    /// <summary>The earliest live deadline (long.MaxValue: none).</summary>
+    public long NextDeadlineUs => _timers.NextDeadlineUs;
 
     /// <summary>Takes the next connection whose deadline is at or before <paramref name="nowUs"/>; its entry is no longer live.</summary>
-    public bool TryTakeDue(long nowUs, out Connection connection)
-    {
-        while (_timers.TryPeek(out Connection? next, out long deadline) && deadline <= nowUs)
-        {
-            _timers.Dequeue();
-            ConnectionSlot slot = next.Slot;
-            if (slot.ScheduledUs != deadline || slot.Index < 0) continue; // stale
-            slot.ScheduledUs = long.MaxValue;
-            _liveTimers--;
-            connection = next;
-            return true;
-        }
-        connection = null!;
-        return false;
-    }
-
-    private void Rebuild(List<Connection> all)
-    {
-        _timers.Clear();
-        _liveTimers = 0;
-        foreach (Connection connection in all)
-        {
-            long deadline = connection.Slot.ScheduledUs;
-            if (deadline == long.MaxValue) continue;
-            _timers.Enqueue(connection, deadline);
-            _liveTimers++;
-        }
-    }
+    public bool TryTakeDue(long nowUs, out Connection connection) => _timers.TryTakeDue(nowUs, out connection);
 
     public void Clear()
     {
         _ready.Clear();
         _timers.Clear();
         _serviced.Clear();
-        _liveTimers = 0;
     }
 }

@@ -13,7 +13,7 @@ namespace System.Net.Quic.Managed.Io;
 /// Waking the thread while it waits on the socket uses a zero-length datagram sent to the socket itself
 /// (QUIC never sends empty datagrams), which works on every OS without native calls.
 /// </summary>
-internal sealed class UdpDriver : IDisposable
+internal sealed class UdpDriver : IDisposable, IDeadlineItem
 {
     /// <summary>Datagrams taken per wake-up before timers, sends and posted work get a turn (a receive call in progress is always finished).</summary>
     private const int MaxDatagramsPerReceiveBatch = 128;
@@ -351,7 +351,9 @@ internal sealed class UdpDriver : IDisposable
     internal bool HasLeftoverWork => !_work.IsEmpty || _endpoint.HasPendingWork;
 
     /// <summary>Loop thread: the deadline this driver has in its loop's timer heap (long.MaxValue: none).</summary>
-    internal long ScheduledUs = long.MaxValue;
+    public long ScheduledUs { get; set; } = long.MaxValue;
+
+    bool IDeadlineItem.IsScheduledHere => Attached;
 
     /// <summary>Loop thread: between the loop's attach and detach of this driver.</summary>
     internal bool Attached;

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Collections.Generic;
+using System.Net.Quic.Managed.Core;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Threading;
@@ -29,12 +30,11 @@ internal sealed class UdpDriverLoop
 
     private readonly List<UdpDriver> _drivers = new();
     private readonly ConcurrentQueue<UdpDriver> _requests = new();
-    private readonly PriorityQueue<UdpDriver, long> _timers = new();
+    private readonly DeadlineHeap<UdpDriver> _timers = new();
     private readonly Dictionary<int, UdpDriver> _byDescriptor = new();
     private readonly SafeHandle? _epoll;
     private readonly byte[] _epollEvents = new byte[64 * 16];
     private readonly int[] _epollReady = new int[64];
-    private int _liveTimers;
     private readonly ConcurrentQueue<UdpDriver> _attach = new();
     private readonly ConcurrentQueue<UdpDriver> _detach = new();
     private readonly WakeSignal _wake;
@@ -144,7 +144,7 @@ internal sealed class UdpDriverLoop
                 StepSafely(driver, now);
             }
             // The drivers whose deadline is due.
-            while (TryTakeDue(now, out UdpDriver? due))
+            while (_timers.TryTakeDue(now, out UdpDriver? due))
             {
                 if (due.IsStopping) continue;
                 StepSafely(due, now);
@@ -157,7 +157,7 @@ internal sealed class UdpDriverLoop
                 Volatile.Write(ref _sleeping, 0);
                 continue;
             }
-            long deadline = NextDeadlineUs();
+            long deadline = _timers.NextDeadlineUs;
             now = MonotonicClock.NowUs;
             if (_drivers.Count > 0)
             {
@@ -193,61 +193,7 @@ internal sealed class UdpDriverLoop
         if (driver.HasLeftoverWork) driver.RequestStep();
     }
 
-    private void Reschedule(UdpDriver driver)
-    {
-        long deadline = driver.NextDeadline;
-        if (deadline == driver.ScheduledUs) return;
-        if (driver.ScheduledUs != long.MaxValue) _liveTimers--;
-        driver.ScheduledUs = deadline;
-        if (deadline == long.MaxValue) return;
-        _liveTimers++;
-        _timers.Enqueue(driver, deadline);
-        if (_timers.Count > 2 * _liveTimers + 64) RebuildTimers();
-    }
-
-    private void Unschedule(UdpDriver driver)
-    {
-        if (driver.ScheduledUs != long.MaxValue) _liveTimers--;
-        driver.ScheduledUs = long.MaxValue;
-    }
-
-    private bool TryTakeDue(long now, out UdpDriver driver)
-    {
-        while (_timers.TryPeek(out UdpDriver? next, out long deadline) && deadline <= now)
-        {
-            _timers.Dequeue();
-            if (next.ScheduledUs != deadline || !next.Attached) continue; // stale
-            next.ScheduledUs = long.MaxValue;
-            _liveTimers--;
-            driver = next;
-            return true;
-        }
-        driver = null!;
-        return false;
-    }
-
-    private long NextDeadlineUs()
-    {
-        while (_timers.TryPeek(out UdpDriver? next, out long deadline))
-        {
-            if (next.ScheduledUs == deadline && next.Attached) return deadline;
-            _timers.Dequeue();
-        }
-        return long.MaxValue;
-    }
-
-    /// <summary>Stale entries outnumber the live ones (a busy driver's deadline moves with every step): start the heap again.</summary>
-    private void RebuildTimers()
-    {
-        _timers.Clear();
-        _liveTimers = 0;
-        foreach (UdpDriver driver in _drivers)
-        {
-            if (driver.ScheduledUs == long.MaxValue) continue;
-            _timers.Enqueue(driver, driver.ScheduledUs);
-            _liveTimers++;
-        }
-    }
+    private void Reschedule(UdpDriver driver) => _timers.Schedule(driver, driver.NextDeadline, _drivers);
 
     /// <summary>No driver for <see cref="IdleExit"/>: leave the pool and release the thread and sockets, unless one was just reserved.</summary>
     private bool TryExit()
@@ -287,7 +233,7 @@ internal sealed class UdpDriverLoop
                 _drivers[index].LoopIndex = index;
                 _drivers.RemoveAt(last);
                 removed.Attached = false;
-                Unschedule(removed);
+                _timers.Unschedule(removed);
                 if (_epoll is not null)
                 {
                     // Before OnDetached closes the socket: its descriptor number may be reused at once.
