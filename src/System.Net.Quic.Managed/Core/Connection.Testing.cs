@@ -1,3 +1,4 @@
+using System.Net.Quic.Managed.Recovery;
 using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Core;
@@ -38,4 +39,7 @@ internal sealed partial class Connection
         Statistics.KeyUpdates++;
         RequestService();
     }
+
+    /// <summary>One packet number space's state (tests).</summary>
+    internal PacketSpaceState SpaceForTesting(PacketNumberSpace space) => Space(space);
 }

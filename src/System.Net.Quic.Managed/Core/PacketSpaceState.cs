@@ -79,6 +79,10 @@ internal sealed class PacketSpaceState : IDisposable
         Received.Discard();
         ProbesPending = 0;
         DisposeKeys();
+        // The CRYPTO bytes of a discarded level are never sent, acknowledged or read again: their chunks go back to the
+        // pool instead of staying with the connection for its lifetime.
+        CryptoSend.Reset();
+        CryptoReceive.Discard();
     }
 
     private void DisposeKeys()

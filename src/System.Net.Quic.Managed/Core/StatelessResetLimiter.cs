@@ -6,8 +6,9 @@ namespace System.Net.Quic.Managed.Core;
 /// <see cref="PerAddressLimit"/> resets go to one IP address (any port) per second and <see cref="GlobalLimit"/> per
 /// second in all, as msquic and quinn bound theirs; the rest are dropped (the peer's connection then ends by its idle
 /// timeout, as it would if the reset were lost). Addresses share <see cref="Slots"/> counters by hash, so the state is
-/// fixed in size whatever the number of sources; two addresses in one slot share its allowance. No allocation; the
-/// caller supplies the time.
+/// fixed in size whatever the number of sources; two addresses in one slot share its allowance. The counters (12 KiB)
+/// are allocated with the first reset, so an endpoint that never sends one (every client endpoint, as a rule) holds
+/// none; no allocation after that. The caller supplies the time.
 /// </summary>
 internal sealed class StatelessResetLimiter
 {
@@ -25,15 +26,13 @@ internal sealed class StatelessResetLimiter
     // Far enough in the past that any clock value starts a new window, and no subtraction overflows.
     private const long NoWindow = long.MinValue / 2;
 
-    private readonly long[] _windowStartUs = new long[Slots];
-    private readonly int[] _counts = new int[Slots];
+    private long[]? _windowStartUs;
+    private int[]? _counts;
     private long _globalWindowStartUs = NoWindow;
     private int _globalCount;
 
-    public StatelessResetLimiter()
-    {
-        Array.Fill(_windowStartUs, NoWindow);
-    }
+    /// <summary>True once the per-address counters exist (the first reset asked for); tests.</summary>
+    internal bool HasCounters => _counts is not null;
 
     /// <summary>True when a reset may go to <paramref name="remote"/> now (and counts it); false to drop it.</summary>
     public bool TryAcquire(in NetworkAddress remote, long nowUs)
@@ -45,10 +44,17 @@ internal sealed class StatelessResetLimiter
         }
         if (_globalCount >= GlobalLimit) return false;
 
-        int slot = SlotOf(remote);
-        if (nowUs - _windowStartUs[slot] >= WindowUs || nowUs < _windowStartUs[slot])
+        if (_counts is null)
         {
-            _windowStartUs[slot] = nowUs;
+            _windowStartUs = new long[Slots];
+            Array.Fill(_windowStartUs, NoWindow);
+            _counts = new int[Slots];
+        }
+        long[] windowStartUs = _windowStartUs!;
+        int slot = SlotOf(remote);
+        if (nowUs - windowStartUs[slot] >= WindowUs || nowUs < windowStartUs[slot])
+        {
+            windowStartUs[slot] = nowUs;
             _counts[slot] = 0;
         }
         if (_counts[slot] >= PerAddressLimit) return false;

@@ -10,17 +10,25 @@ namespace System.Net.Quic.Managed.Io;
 /// </summary>
 internal sealed class LocalPathSockets
 {
-    private readonly Socket?[] _sockets = new Socket?[256];
-    private readonly SocketAddressCodec?[] _codecs = new SocketAddressCodec?[256];
+    // Indexed by path number, grown to the highest path set (most connections only ever have path 0 and 1).
+    private Socket?[] _sockets = new Socket?[2];
+    private SocketAddressCodec?[] _codecs = new SocketAddressCodec?[2];
 
     public void Set(byte path, Socket socket)
     {
+        if (path >= _sockets.Length)
+        {
+            int length = Math.Min(256, Math.Max(path + 1, _sockets.Length * 2));
+            Array.Resize(ref _sockets, length);
+            Array.Resize(ref _codecs, length);
+        }
         _sockets[path] = socket;
         _codecs[path] = new SocketAddressCodec(socket.AddressFamily);
     }
 
     public void Remove(byte path)
     {
+        if (path >= _sockets.Length) return;
         _sockets[path] = null;
         _codecs[path] = null;
     }
@@ -31,7 +39,7 @@ internal sealed class LocalPathSockets
     /// </summary>
     public void Send(ReadOnlySpan<byte> run, in OutgoingDatagram datagram)
     {
-        if (_sockets[datagram.LocalPath] is not { } socket) return;
+        if (datagram.LocalPath >= _sockets.Length || _sockets[datagram.LocalPath] is not { } socket) return;
         SocketAddress target = _codecs[datagram.LocalPath]!.ForSend(datagram.Remote);
         int segment = datagram.SegmentSize <= 0 ? datagram.Length : datagram.SegmentSize;
         try

@@ -9,7 +9,7 @@ internal sealed class ReceivedPacketTracker
     /// <summary>RFC 9000 §13.2.2: acknowledge at least every second ack-eliciting packet.</summary>
     public const int AckElicitingThreshold = 2;
 
-    private readonly AckRange[] _ranges; // descending: _ranges[0] holds the largest packet numbers
+    private AckRange[] _ranges; // descending: _ranges[0] holds the largest packet numbers
     private int _rangeCount;
     private readonly long _maxAckDelayUs;
     private readonly bool _alwaysAckImmediately;
@@ -174,10 +174,12 @@ internal sealed class ReceivedPacketTracker
         _rangeCount = keep;
     }
 
-    /// <summary>Forgets everything (the space's keys were discarded).</summary>
+    /// <summary>Forgets everything (the space's keys were discarded) and gives its range storage back to the GC: nothing
+    /// is received in a discarded space again, and an idle connection should not keep two dead spaces' arrays.</summary>
     public void Discard()
     {
         _rangeCount = 0;
+        _ranges = [default];
         OnAckSent();
     }
 

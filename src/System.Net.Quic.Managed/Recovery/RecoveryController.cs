@@ -323,6 +323,7 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
 
         _discarded[(int)space] = true;
         long bytes = _spaces[(int)space].DiscardAll();
+        _spaces[(int)space].ReleaseStorage();
         CongestionController.OnPacketsDiscarded(bytes);
         PtoCount = 0;
         SetLossDetectionTimer(nowUs);

@@ -314,6 +314,18 @@ internal sealed class SentPacketTracker<TMeta> where TMeta : struct
 
     /// <summary>Forgets every outstanding packet when the space's keys are discarded and returns the in-flight bytes
     /// they held, to be removed from the congestion controller. RFC 9002 §6.4, A.11.</summary>
+    /// <summary>
+    /// After <see cref="DiscardAll"/> for a space whose keys are gone for good: the ring shrinks to one slot, so an idle
+    /// connection keeps no storage for its Initial and Handshake spaces (it would grow again if used).
+    /// </summary>
+    public void ReleaseStorage()
+    {
+        if (_count != 0) throw new InvalidOperationException("Packets are still tracked.");
+        _ring = new SentPacket<TMeta>[1];
+        _mask = 0;
+        _head = 0;
+    }
+
     public long DiscardAll()
     {
         long bytes = BytesInFlight;

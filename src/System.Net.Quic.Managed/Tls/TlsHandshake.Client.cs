@@ -205,6 +205,7 @@ internal sealed partial class TlsHandshake
         EmitSecret(EncryptionLevel.OneRtt, true, _clientApplicationSecret);
         State = TlsHandshakeState.Connected;
         IsHandshakeComplete = true;
+        ReleaseHandshakeBuffers();
         return true;
     }
 }

@@ -218,6 +218,7 @@ internal sealed partial class TlsHandshake
         IsHandshakeComplete = true;
         IsHandshakeConfirmed = true; // RFC 9001 §4.1.2
         ServerSendSessionTicket(nowUs);
+        ReleaseHandshakeBuffers();
         return true;
     }
 }

@@ -117,8 +117,35 @@ internal sealed partial class TlsHandshake : IDisposable
         _outboundConsumed[i] += count;
         if (_outboundConsumed[i] == _outbound[i].Length)
         {
-            _outbound[i].Clear();
+            // Once the handshake is complete, nothing is written at the Initial and Handshake levels again: their
+            // buffers (the server's holds its certificate chain) go instead of staying with the connection.
+            if (IsHandshakeComplete && level != EncryptionLevel.OneRtt) _outbound[i].ReleaseBuffer();
+            else _outbound[i].Clear();
             _outboundConsumed[i] = 0;
+        }
+    }
+
+    /// <summary>Bytes the handshake keeps buffered now: the transcript and every level's inbound and outbound buffer (tests).</summary>
+    internal int BufferedBytesForTesting
+    {
+        get
+        {
+            int total = _transcript.Capacity;
+            for (int i = 0; i < 4; i++) total += _inbound[i].Capacity + _outbound[i].Capacity;
+            return total;
+        }
+    }
+
+    /// <summary>
+    /// At completion (the resumption secret derived): the transcript and the inbound buffers of the levels below 1-RTT
+    /// are not used again, so an established connection keeps only what key updates and session tickets need.
+    /// </summary>
+    private void ReleaseHandshakeBuffers()
+    {
+        _transcript.Release();
+        for (int i = 0; i < _inbound.Length; i++)
+        {
+            if (i != (int)EncryptionLevel.OneRtt && _inbound[i].Length == 0) _inbound[i].ReleaseBuffer();
         }
     }
 

@@ -16,12 +16,22 @@ internal sealed class TlsWriter
 
     public int Length => _length;
 
+    /// <summary>Bytes the buffer holds, used or not.</summary>
+    public int Capacity => _buffer.Length;
+
     public ReadOnlySpan<byte> WrittenSpan => _buffer.AsSpan(0, _length);
 
     /// <summary>The written bytes, writable: used to patch PSK binders after the ClientHello is encoded.</summary>
     public Span<byte> WrittenSpanForPatching => _buffer.AsSpan(0, _length);
 
     public void Clear() => _length = 0;
+
+    /// <summary>Empties the writer and lets its grown buffer go (it grows again if written to).</summary>
+    public void ReleaseBuffer()
+    {
+        _length = 0;
+        if (_buffer.Length > 16) _buffer = new byte[16];
+    }
 
     public byte[] ToArray() => WrittenSpan.ToArray();
 

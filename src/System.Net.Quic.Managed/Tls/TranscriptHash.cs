@@ -13,6 +13,12 @@ internal sealed class TranscriptHash
 
     public int Length => _messages.Length;
 
+    /// <summary>Bytes the buffer holds, used or not.</summary>
+    public int Capacity => _messages.Capacity;
+
+    /// <summary>The handshake is complete and every secret derived from the transcript is known: the messages go.</summary>
+    public void Release() => _messages.ReleaseBuffer();
+
     public void Append(ReadOnlySpan<byte> handshakeMessage) => _messages.WriteBytes(handshakeMessage);
 
     /// <summary>Writes Hash(messages so far) into <paramref name="destination"/>; returns the hash length.</summary>
