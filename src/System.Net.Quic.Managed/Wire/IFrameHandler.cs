@@ -13,8 +13,8 @@ internal interface IFrameHandler
     /// Called first for every frame, with its type and where it starts in the payload. <paramref name="typeError"/> is
     /// <see cref="TransportErrorCode.FrameEncodingError"/> for a truncated or unknown type (the payload ends after this
     /// call whatever it returns: the frame's length cannot be known) and <see cref="TransportErrorCode.ProtocolViolation"/>
-    /// for a type that is not minimally encoded (RFC 9000 §12.4). The packet-type check of §12.4 Table 3 belongs here
-    /// (<see cref="FrameTypes.IsAllowedIn"/>), before the frame's body is decoded.
+    /// for a type that is not minimally encoded (RFC 9000 §12.4). A consumer that refuses frames the packet type does not
+    /// allow (§12.4 Table 3, <see cref="FrameTypes.IsAllowedIn"/>) does it here, before the frame's body is decoded.
     /// </summary>
     TransportErrorCode OnFrameType(FrameType type, TransportErrorCode typeError, int offset);
 
