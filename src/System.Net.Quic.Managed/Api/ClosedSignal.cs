@@ -5,15 +5,15 @@ namespace System.Net.Quic.Managed;
 
 /// <summary>
 /// A one-shot completion (a stream's ReadsClosed / WritesClosed) whose <see cref="Task"/> is made only when someone
-/// asks for it. Most streams are read and written to their end and disposed without anybody looking at these tasks:
-/// the two TaskCompletionSources and their Tasks were four of a request's allocations on each side.
+/// asks for it. Most streams are read and written to their end and disposed without anybody looking at these tasks,
+/// so they cost no allocation (a TaskCompletionSource and its Task per signal would be four a stream on each side).
 /// </summary>
 /// <remarks>
 /// One field holds the state, changed with compare-and-swap so it can be completed on the driver thread while the
 /// application reads <see cref="Task"/>: null (pending, nobody waiting), <see cref="s_succeeded"/> (completed),
 /// an <see cref="Exception"/> (faulted), or the <see cref="TaskCompletionSource"/> that was handed out (which then
-/// carries the outcome). Continuations run asynchronously. A fault is marked observed, like the
-/// TaskCompletionSource it replaces: nobody has to await these tasks.
+/// carries the outcome). Continuations run asynchronously. A fault is marked observed (no
+/// UnobservedTaskException): nobody has to await these tasks.
 /// </remarks>
 internal struct ClosedSignal
 {

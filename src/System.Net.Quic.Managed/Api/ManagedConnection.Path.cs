@@ -8,8 +8,8 @@ internal sealed partial class ManagedConnection
     /// <summary>Driver thread: the ECN and path MTU counters of the statistics snapshot.</summary>
     private static void AddPathStatistics(QuicConnectionStatistics statistics, Connection core)
     {
-        Recovery.EcnCounts received = core.ReceivedEcnCounts;
-        Recovery.EcnCounts reported = core.Ecn.ReportedByPeer;
+        Wire.EcnCounts received = core.ReceivedEcnCounts;
+        Wire.EcnCounts reported = core.Ecn.ReportedByPeer;
         statistics.EcnEct0PacketsReceived = received.Ect0;
         statistics.EcnCePacketsReceived = received.Ce;
         statistics.EcnEct0PacketsReportedByPeer = reported.Ect0;

@@ -127,33 +127,72 @@ internal static class ClientHelloPeek
     /// </summary>
     private static bool CollectCryptoFrames(ReadOnlySpan<byte> payload, int payloadStart, Span<(long Offset, int Start, int Length)> frames, ref int frameCount)
     {
-        var reader = new QuicReader(payload);
-        while (!reader.IsEmpty)
+        var collector = new CryptoFrameCollector(payload, payloadStart, frames, frameCount);
+        FrameReader.Read(payload, ref collector, out _, out _);
+        frameCount = collector.Count;
+        return !collector.Full;
+    }
+
+    /// <summary>
+    /// Reads the frames of one Initial payload up to the first that is not PADDING, PING, ACK or CRYPTO (CONNECTION_CLOSE,
+    /// or a frame not allowed in Initial: the rest is not a ClientHello), recording each CRYPTO frame's data position.
+    /// </summary>
+    private ref struct CryptoFrameCollector : IFrameHandler
+    {
+        private readonly ReadOnlySpan<byte> _payload;
+        private readonly int _payloadStart;
+        private readonly Span<(long Offset, int Start, int Length)> _frames;
+
+        public CryptoFrameCollector(ReadOnlySpan<byte> payload, int payloadStart, Span<(long Offset, int Start, int Length)> frames, int count)
         {
-            if (FrameTypes.TryRead(ref reader, out FrameType type) != TransportErrorCode.NoError) return true;
-            switch (type)
-            {
-                case FrameType.Padding:
-                case FrameType.Ping:
-                    break;
-                case FrameType.Ack:
-                case FrameType.AckEcn:
-                    if (AckFrame.TryRead(ref reader, type, out _) != TransportErrorCode.NoError) return true;
-                    break;
-                case FrameType.Crypto:
-                {
-                    if (CryptoFrame.TryRead(ref reader, out CryptoFrame frame) != TransportErrorCode.NoError) return true;
-                    if (frame.Data.IsEmpty || frame.Offset >= int.MaxValue) break;
-                    if (frameCount == frames.Length) return false;
-                    int dataStart = payloadStart + reader.Position - frame.Data.Length;
-                    frames[frameCount++] = ((long)frame.Offset, dataStart, frame.Data.Length);
-                    break;
-                }
-                default:
-                    return true; // CONNECTION_CLOSE or a frame not allowed in Initial: the rest is not a ClientHello
-            }
+            _payload = payload;
+            _payloadStart = payloadStart;
+            _frames = frames;
+            Count = count;
         }
-        return true;
+
+        public int Count { get; private set; }
+
+        public bool Full { get; private set; }
+
+        public readonly TransportErrorCode OnFrameType(FrameType type, TransportErrorCode typeError, int offset) =>
+            typeError == TransportErrorCode.NoError && type is FrameType.Padding or FrameType.Ping or FrameType.Ack or FrameType.AckEcn or FrameType.Crypto
+                ? TransportErrorCode.NoError
+                : TransportErrorCode.ProtocolViolation;
+
+        public TransportErrorCode OnCrypto(in CryptoFrame frame)
+        {
+            if (frame.Data.IsEmpty || frame.Offset >= int.MaxValue) return TransportErrorCode.NoError;
+            if (Count == _frames.Length)
+            {
+                Full = true;
+                return TransportErrorCode.ProtocolViolation;
+            }
+            _payload.Overlaps(frame.Data, out int dataOffset);
+            _frames[Count++] = ((long)frame.Offset, _payloadStart + dataOffset, frame.Data.Length);
+            return TransportErrorCode.NoError;
+        }
+
+        public readonly TransportErrorCode OnPadding(int length) => TransportErrorCode.NoError;
+        public readonly TransportErrorCode OnPing() => TransportErrorCode.NoError;
+        public readonly TransportErrorCode OnAck(in AckFrame frame) => TransportErrorCode.NoError;
+        public readonly TransportErrorCode OnResetStream(in ResetStreamFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnStopSending(in StopSendingFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnNewToken(in NewTokenFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnStream(in StreamFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnMaxData(in MaxDataFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnMaxStreamData(in MaxStreamDataFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnMaxStreams(in MaxStreamsFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnDataBlocked(in DataBlockedFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnStreamDataBlocked(in StreamDataBlockedFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnStreamsBlocked(in StreamsBlockedFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnNewConnectionId(in NewConnectionIdFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnRetireConnectionId(in RetireConnectionIdFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnPathChallenge(in PathChallengeFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnPathResponse(in PathResponseFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnConnectionClose(in ConnectionCloseFrame frame) => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnHandshakeDone() => TransportErrorCode.ProtocolViolation;
+        public readonly TransportErrorCode OnDatagram(in DatagramFrame frame) => TransportErrorCode.ProtocolViolation;
     }
 
     /// <summary>A complete ClientHello message at the start of <paramref name="crypto"/>, decoded.</summary>

@@ -80,16 +80,12 @@ internal sealed partial class Connection
 
     private bool HasDatagramsToSend => _datagrams.ToSend.Count > 0 && _handshake.IsCompleted;
 
-    private TransportErrorCode ProcessDatagramFrame(FrameType type, ref QuicReader reader, out string? reason)
+    /// <summary>A received DATAGRAM frame; the frame handler has already refused one sent without our max_datagram_frame_size.</summary>
+    private TransportErrorCode ProcessDatagramFrame(in DatagramFrame frame, out string? reason)
     {
         reason = null;
-        ulong localMax = _options.MaxDatagramFrameSize;
-        // RFC 9221 §3: DATAGRAM without our max_datagram_frame_size is a PROTOCOL_VIOLATION.
-        if (localMax == 0) return Violation("DATAGRAM frame without max_datagram_frame_size", out reason);
-        TransportErrorCode error = DatagramFrame.TryRead(ref reader, type, out DatagramFrame frame);
-        if (error != TransportErrorCode.NoError) return error;
         // RFC 9221 §3: a frame larger than we advertised (type, length and payload) is a PROTOCOL_VIOLATION.
-        if ((ulong)frame.EncodedLength > localMax) return Violation("DATAGRAM frame larger than max_datagram_frame_size", out reason);
+        if ((ulong)frame.EncodedLength > _options.MaxDatagramFrameSize) return Violation("DATAGRAM frame larger than max_datagram_frame_size", out reason);
         if (_datagrams.Received.Count >= _options.DatagramReceiveQueueCapacity)
         {
             _datagrams.Received.Dequeue();

@@ -1,4 +1,5 @@
 using System.Net.Quic.Managed.Recovery;
+using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Core;
 
@@ -17,7 +18,7 @@ internal sealed partial class Connection
     internal EcnValidator Ecn => _path.Ecn;
 
     /// <summary>Codepoints of the packets received in the Application Data space (what our ACK_ECN frames report).</summary>
-    internal Recovery.EcnCounts ReceivedEcnCounts => Space(PacketNumberSpace.ApplicationData).Received.EcnCounts;
+    internal EcnCounts ReceivedEcnCounts => Space(PacketNumberSpace.ApplicationData).Received.EcnCounts;
 
     /// <summary>
     /// <see cref="Receive(Span{byte}, in NetworkAddress, long)"/> for a datagram whose IP header carried the ECN bits
@@ -26,26 +27,22 @@ internal sealed partial class Connection
     public void Receive(Span<byte> datagram, in NetworkAddress remote, byte ecn, long nowUs) => Receive(datagram, remote, ecn, localPath: 0, nowUs);
 
     /// <summary>The ECN counts to put in an ACK of <paramref name="space"/>: null (a plain ACK) until an ECN-marked packet arrived.</summary>
-    private static Wire.EcnCounts? AckEcnCounts(PacketSpaceState space)
+    private static EcnCounts? AckEcnCounts(PacketSpaceState space)
     {
-        Recovery.EcnCounts c = space.Received.EcnCounts;
-        if ((c.Ect0 | c.Ect1 | c.Ce) == 0) return null;
-        return new Wire.EcnCounts((ulong)c.Ect0, (ulong)c.Ect1, (ulong)c.Ce);
+        EcnCounts c = space.Received.EcnCounts;
+        return (c.Ect0 | c.Ect1 | c.Ce) == 0 ? null : c;
     }
 
     /// <summary>After an ACK frame was applied: validate its counts and react to CE (RFC 9000 §13.4.2.1, RFC 9002 B.7).</summary>
-    private void OnAckEcn(PacketNumberSpace space, Wire.EcnCounts? wire, in AckProcessingResult result, long nowUs)
+    private void OnAckEcn(PacketNumberSpace space, EcnCounts? counts, in AckProcessingResult result, long nowUs)
     {
         long marked = _path.AckedEcnMarked;
         _path.AckedEcnMarked = 0;
         if (result.NewlyAckedCount == 0) return;
-        Recovery.EcnCounts? counts = wire is { } w ? new Recovery.EcnCounts(Saturate(w.Ect0), Saturate(w.Ect1), Saturate(w.EcnCe)) : null;
         if (_path.Ecn.OnAck(space, counts, marked, result.LargestAckedIsNewlyAcked))
         {
             _recovery.OnEcnCongestion(result.LargestNewlyAckedTimeSentUs, nowUs);
         }
-
-        static long Saturate(ulong value) => value > long.MaxValue ? long.MaxValue : (long)value;
     }
 
     /// <summary>Sink hook: a packet recovery reported acknowledged or lost was an ECN-marked or probe packet.</summary>

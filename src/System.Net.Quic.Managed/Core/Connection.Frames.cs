@@ -17,190 +17,181 @@ internal sealed partial class Connection
     private TransportErrorCode ProcessFrames(PacketSpaceState space, PacketType packetType, ReadOnlySpan<byte> payload, long nowUs,
         out bool ackEliciting, out ulong frameType, out string? reason)
     {
-        ackEliciting = false;
-        reason = null;
-        frameType = 0;
-        var reader = new QuicReader(payload);
-        while (!reader.IsEmpty)
-        {
-            TransportErrorCode error = FrameTypes.TryRead(ref reader, out FrameType type);
-            frameType = (ulong)type;
-            _trace.FrameTypes?.Add(frameType);
-            if (error != TransportErrorCode.NoError)
-            {
-                reason = "unknown or malformed frame type";
-                return error;
-            }
-            error = FrameTypes.CheckAllowedIn(type, packetType);
-            if (error != TransportErrorCode.NoError)
-            {
-                reason = $"frame {type} not allowed in {packetType} packets";
-                return error;
-            }
-            ackEliciting |= FrameTypes.IsAckEliciting(type);
-            error = ProcessFrame(space, type, ref reader, nowUs, out reason);
-            if (error != TransportErrorCode.NoError)
-            {
-                reason ??= $"invalid {type} frame";
-                return error;
-            }
-            // A CONNECTION_CLOSE (or our own close) does not end the packet: the frames around it were sent before the
-            // close, and an ACK there may be the one that completes a stream the peer read to its end (RFC 9000 §12.4
-            // allows ACK with CONNECTION_CLOSE). Nothing is sent in answer while closing or draining.
-        }
-        return TransportErrorCode.NoError;
+        var handler = new FrameHandler(this, space, packetType, nowUs);
+        TransportErrorCode error = FrameReader.Read(payload, ref handler, out FrameType type, out _);
+        ackEliciting = handler.AckEliciting;
+        frameType = (ulong)type;
+        reason = error == TransportErrorCode.NoError ? null : handler.Reason ?? $"invalid {type} frame";
+        return error;
     }
 
-    private TransportErrorCode ProcessFrame(PacketSpaceState space, FrameType type, ref QuicReader reader, long nowUs, out string? reason)
+    /// <summary>
+    /// The connection's side of <see cref="FrameReader"/>: applies each frame of one received packet. A
+    /// CONNECTION_CLOSE (or our own close) does not end the packet: the frames around it were sent before the close, and
+    /// an ACK there may be the one that completes a stream the peer read to its end (RFC 9000 §12.4 allows ACK with
+    /// CONNECTION_CLOSE). Nothing is sent in answer while closing or draining.
+    /// </summary>
+    private struct FrameHandler : IFrameHandler
     {
-        reason = null;
-        TransportErrorCode error;
-        if (FrameTypes.IsStream(type))
+        private readonly Connection _c;
+        private readonly PacketSpaceState _space;
+        private readonly PacketType _packetType;
+        private readonly long _nowUs;
+
+        public FrameHandler(Connection connection, PacketSpaceState space, PacketType packetType, long nowUs)
         {
-            error = StreamFrame.TryRead(ref reader, type, out StreamFrame stream);
-            if (error != TransportErrorCode.NoError) return error;
-            error = _streams.OnStreamFrame((long)stream.StreamId, (long)stream.Offset, stream.Data, stream.Fin, out reason);
-            if (error == TransportErrorCode.NoError) OnStreamDataArrived((long)stream.StreamId);
+            _c = connection;
+            _space = space;
+            _packetType = packetType;
+            _nowUs = nowUs;
+        }
+
+        /// <summary>Whether any frame read so far is ack-eliciting (RFC 9002 §2).</summary>
+        public bool AckEliciting { get; private set; }
+
+        /// <summary>Why the frame that failed was refused; null where the frame type names it well enough.</summary>
+        public string? Reason { get; private set; }
+
+        public TransportErrorCode OnFrameType(FrameType type, TransportErrorCode typeError, int offset)
+        {
+            _c._trace.FrameTypes?.Add((ulong)type);
+            if (typeError != TransportErrorCode.NoError) return Fail(typeError, "unknown or malformed frame type");
+            // RFC 9000 §12.4 Table 3.
+            if (!FrameTypes.IsAllowedIn(type, _packetType)) return Fail(TransportErrorCode.ProtocolViolation, $"frame {type} not allowed in {_packetType} packets");
+            AckEliciting |= FrameTypes.IsAckEliciting(type);
+            // RFC 9221 §3: DATAGRAM without our max_datagram_frame_size is a PROTOCOL_VIOLATION, however it is encoded.
+            if (type is FrameType.Datagram or FrameType.DatagramWithLength && _c._options.MaxDatagramFrameSize == 0)
+            {
+                return Fail(TransportErrorCode.ProtocolViolation, "DATAGRAM frame without max_datagram_frame_size");
+            }
+            return TransportErrorCode.NoError;
+        }
+
+        public TransportErrorCode OnPadding(int length) => TransportErrorCode.NoError;
+
+        public TransportErrorCode OnPing() => TransportErrorCode.NoError;
+
+        public TransportErrorCode OnAck(in AckFrame frame) => Done(_c.ProcessAck(_space, frame, _nowUs, out string? reason), reason);
+
+        public TransportErrorCode OnCrypto(in CryptoFrame frame) =>
+            Done(_c.ProcessCrypto(_space, (long)frame.Offset, frame.Data, _nowUs, out string? reason), reason);
+
+        public TransportErrorCode OnStream(in StreamFrame frame)
+        {
+            TransportErrorCode error = _c._streams.OnStreamFrame((long)frame.StreamId, (long)frame.Offset, frame.Data, frame.Fin, out string? reason);
+            if (error == TransportErrorCode.NoError) _c.OnStreamDataArrived((long)frame.StreamId);
+            return Done(error, reason);
+        }
+
+        public TransportErrorCode OnResetStream(in ResetStreamFrame frame)
+        {
+            TransportErrorCode error = _c._streams.OnResetStreamFrame((long)frame.StreamId, frame.ApplicationErrorCode, (long)frame.FinalSize, out string? reason);
+            if (error == TransportErrorCode.NoError) _c.OnStreamDataArrived((long)frame.StreamId);
+            return Done(error, reason);
+        }
+
+        public TransportErrorCode OnStopSending(in StopSendingFrame frame)
+        {
+            TransportErrorCode error = _c._streams.OnStopSendingFrame((long)frame.StreamId, frame.ApplicationErrorCode, out string? reason);
+            if (error == TransportErrorCode.NoError) _c.OnStreamSendSideChanged((long)frame.StreamId);
+            return Done(error, reason);
+        }
+
+        public TransportErrorCode OnNewToken(in NewTokenFrame frame)
+        {
+            if (_c.IsServer) return Fail(TransportErrorCode.ProtocolViolation, "NEW_TOKEN sent by a client"); // §19.7
+            if (frame.Token.IsEmpty) return TransportErrorCode.FrameEncodingError;
+            _c.ReceivedToken = frame.Token.ToArray();
+            return TransportErrorCode.NoError;
+        }
+
+        public TransportErrorCode OnMaxData(in MaxDataFrame frame)
+        {
+            if (_c._streams.OnMaxDataFrame(ToLong(frame.MaximumData))) _c.RefreshAllSendable();
+            return TransportErrorCode.NoError;
+        }
+
+        public TransportErrorCode OnMaxStreamData(in MaxStreamDataFrame frame)
+        {
+            TransportErrorCode error = _c._streams.OnMaxStreamDataFrame((long)frame.StreamId, ToLong(frame.MaximumStreamData), out string? reason);
+            if (error == TransportErrorCode.NoError) _c.OnStreamSendSideChanged((long)frame.StreamId);
+            return Done(error, reason);
+        }
+
+        public TransportErrorCode OnMaxStreams(in MaxStreamsFrame frame)
+        {
+            StreamTable streams = _c._streams;
+            bool uni = !frame.Bidirectional;
+            long before = uni ? streams.LocalUniLimit.MaxStreams : streams.LocalBidiLimit.MaxStreams;
+            TransportErrorCode error = streams.OnMaxStreamsFrame(uni, ToLong(frame.MaximumStreams), out string? reason);
+            long after = uni ? streams.LocalUniLimit.MaxStreams : streams.LocalBidiLimit.MaxStreams;
+            if (error == TransportErrorCode.NoError && after > before) _c.Emit(ConnectionEventKind.StreamsAvailable);
+            return Done(error, reason);
+        }
+
+        public TransportErrorCode OnDataBlocked(in DataBlockedFrame frame)
+        {
+            _c._streams.OnDataBlockedFrame(ToLong(frame.MaximumData));
+            return TransportErrorCode.NoError;
+        }
+
+        public TransportErrorCode OnStreamDataBlocked(in StreamDataBlockedFrame frame) =>
+            Done(_c._streams.OnStreamDataBlockedFrame((long)frame.StreamId, ToLong(frame.MaximumStreamData), out string? reason), reason);
+
+        public TransportErrorCode OnStreamsBlocked(in StreamsBlockedFrame frame) =>
+            Done(_c._streams.OnStreamsBlockedFrame(!frame.Bidirectional, ToLong(frame.MaximumStreams), out string? reason), reason);
+
+        public TransportErrorCode OnNewConnectionId(in NewConnectionIdFrame frame) =>
+            Done(_c._peerIds.OnNewConnectionId(frame.SequenceNumber, frame.RetirePriorTo, new ConnectionId(frame.ConnectionId),
+                new StatelessResetToken(frame.StatelessResetToken), out string? reason), reason);
+
+        public TransportErrorCode OnRetireConnectionId(in RetireConnectionIdFrame frame)
+        {
+            TransportErrorCode error = _c._localIds.OnRetire(frame.SequenceNumber, _c._currentPacketDestination);
+            return error == TransportErrorCode.NoError ? error : Fail(error, "RETIRE_CONNECTION_ID for an ID not issued, or for the one in use");
+        }
+
+        public TransportErrorCode OnPathChallenge(in PathChallengeFrame frame)
+        {
+            if (_c._path.Responses.Count < MaxPendingPathResponses) _c._path.Responses.Enqueue(frame.Data);
+            return TransportErrorCode.NoError;
+        }
+
+        public TransportErrorCode OnPathResponse(in PathResponseFrame frame)
+        {
+            _c.OnPathResponse(frame.Data, _nowUs);
+            return TransportErrorCode.NoError;
+        }
+
+        public TransportErrorCode OnConnectionClose(in ConnectionCloseFrame frame)
+        {
+            string? text = frame.ReasonPhrase.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(frame.ReasonPhrase);
+            ConnectionError peerError = frame.IsApplicationError
+                ? ConnectionError.Application(frame.ErrorCode, text, byPeer: true)
+                : new ConnectionError(ConnectionErrorSource.Transport, frame.ErrorCode, true, text, frame.TriggeringFrameType);
+            _c.EnterDraining(peerError, _nowUs);
+            return TransportErrorCode.NoError;
+        }
+
+        public TransportErrorCode OnHandshakeDone()
+        {
+            if (_c.IsServer) return Fail(TransportErrorCode.ProtocolViolation, "HANDSHAKE_DONE sent by a client"); // §19.20
+            _c.OnHandshakeConfirmed(_nowUs);
+            return TransportErrorCode.NoError;
+        }
+
+        public TransportErrorCode OnDatagram(in DatagramFrame frame) => Done(_c.ProcessDatagramFrame(frame, out string? reason), reason);
+
+        private TransportErrorCode Done(TransportErrorCode error, string? reason)
+        {
+            if (error != TransportErrorCode.NoError) Reason = reason;
             return error;
         }
 
-        switch (type)
+        private TransportErrorCode Fail(TransportErrorCode error, string reason)
         {
-            case FrameType.Padding:
-                PaddingFrame.SkipRun(ref reader);
-                return TransportErrorCode.NoError;
-            case FrameType.Ping:
-                return TransportErrorCode.NoError;
-            case FrameType.Ack:
-            case FrameType.AckEcn:
-                return ProcessAck(space, type, ref reader, nowUs, out reason);
-            case FrameType.Crypto:
-            {
-                error = CryptoFrame.TryRead(ref reader, out CryptoFrame crypto);
-                return error != TransportErrorCode.NoError ? error : ProcessCrypto(space, (long)crypto.Offset, crypto.Data, nowUs, out reason);
-            }
-            case FrameType.ResetStream:
-            {
-                error = ResetStreamFrame.TryRead(ref reader, out ResetStreamFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                error = _streams.OnResetStreamFrame((long)f.StreamId, f.ApplicationErrorCode, (long)f.FinalSize, out reason);
-                if (error == TransportErrorCode.NoError) OnStreamDataArrived((long)f.StreamId);
-                return error;
-            }
-            case FrameType.StopSending:
-            {
-                error = StopSendingFrame.TryRead(ref reader, out StopSendingFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                error = _streams.OnStopSendingFrame((long)f.StreamId, f.ApplicationErrorCode, out reason);
-                if (error == TransportErrorCode.NoError) OnStreamSendSideChanged((long)f.StreamId);
-                return error;
-            }
-            case FrameType.NewToken:
-            {
-                error = NewTokenFrame.TryRead(ref reader, out NewTokenFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                if (IsServer) return Violation("NEW_TOKEN sent by a client", out reason); // §19.7
-                if (f.Token.IsEmpty) return TransportErrorCode.FrameEncodingError;
-                ReceivedToken = f.Token.ToArray();
-                return TransportErrorCode.NoError;
-            }
-            case FrameType.MaxData:
-            {
-                error = MaxDataFrame.TryRead(ref reader, out MaxDataFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                if (_streams.OnMaxDataFrame(ToLong(f.MaximumData))) RefreshAllSendable();
-                return TransportErrorCode.NoError;
-            }
-            case FrameType.MaxStreamData:
-            {
-                error = MaxStreamDataFrame.TryRead(ref reader, out MaxStreamDataFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                error = _streams.OnMaxStreamDataFrame((long)f.StreamId, ToLong(f.MaximumStreamData), out reason);
-                if (error == TransportErrorCode.NoError) OnStreamSendSideChanged((long)f.StreamId);
-                return error;
-            }
-            case FrameType.MaxStreamsBidirectional:
-            case FrameType.MaxStreamsUnidirectional:
-            {
-                error = MaxStreamsFrame.TryRead(ref reader, type, out MaxStreamsFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                bool uni = !f.Bidirectional;
-                long before = uni ? _streams.LocalUniLimit.MaxStreams : _streams.LocalBidiLimit.MaxStreams;
-                error = _streams.OnMaxStreamsFrame(uni, ToLong(f.MaximumStreams), out reason);
-                long after = uni ? _streams.LocalUniLimit.MaxStreams : _streams.LocalBidiLimit.MaxStreams;
-                if (error == TransportErrorCode.NoError && after > before) Emit(ConnectionEventKind.StreamsAvailable);
-                return error;
-            }
-            case FrameType.DataBlocked:
-            {
-                error = DataBlockedFrame.TryRead(ref reader, out DataBlockedFrame f);
-                if (error == TransportErrorCode.NoError) _streams.OnDataBlockedFrame(ToLong(f.MaximumData));
-                return error;
-            }
-            case FrameType.StreamDataBlocked:
-            {
-                error = StreamDataBlockedFrame.TryRead(ref reader, out StreamDataBlockedFrame f);
-                return error != TransportErrorCode.NoError ? error
-                    : _streams.OnStreamDataBlockedFrame((long)f.StreamId, ToLong(f.MaximumStreamData), out reason);
-            }
-            case FrameType.StreamsBlockedBidirectional:
-            case FrameType.StreamsBlockedUnidirectional:
-            {
-                error = StreamsBlockedFrame.TryRead(ref reader, type, out StreamsBlockedFrame f);
-                return error != TransportErrorCode.NoError ? error
-                    : _streams.OnStreamsBlockedFrame(!f.Bidirectional, ToLong(f.MaximumStreams), out reason);
-            }
-            case FrameType.NewConnectionId:
-            {
-                error = NewConnectionIdFrame.TryRead(ref reader, out NewConnectionIdFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                return _peerIds.OnNewConnectionId(f.SequenceNumber, f.RetirePriorTo, new ConnectionId(f.ConnectionId),
-                    new StatelessResetToken(f.StatelessResetToken), out reason);
-            }
-            case FrameType.RetireConnectionId:
-            {
-                error = RetireConnectionIdFrame.TryRead(ref reader, out RetireConnectionIdFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                error = _localIds.OnRetire(f.SequenceNumber, _currentPacketDestination);
-                if (error != TransportErrorCode.NoError) reason = "RETIRE_CONNECTION_ID for an ID not issued, or for the one in use";
-                return error;
-            }
-            case FrameType.PathChallenge:
-            {
-                error = PathChallengeFrame.TryRead(ref reader, out PathChallengeFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                if (_path.Responses.Count < MaxPendingPathResponses) _path.Responses.Enqueue(f.Data);
-                return TransportErrorCode.NoError;
-            }
-            case FrameType.PathResponse:
-            {
-                error = PathResponseFrame.TryRead(ref reader, out PathResponseFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                OnPathResponse(f.Data, nowUs);
-                return TransportErrorCode.NoError;
-            }
-            case FrameType.ConnectionClose:
-            case FrameType.ConnectionCloseApplication:
-            {
-                error = ConnectionCloseFrame.TryRead(ref reader, type, out ConnectionCloseFrame f);
-                if (error != TransportErrorCode.NoError) return error;
-                string? text = f.ReasonPhrase.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(f.ReasonPhrase);
-                ConnectionError peerError = f.IsApplicationError
-                    ? ConnectionError.Application(f.ErrorCode, text, byPeer: true)
-                    : new ConnectionError(ConnectionErrorSource.Transport, f.ErrorCode, true, text, f.TriggeringFrameType);
-                EnterDraining(peerError, nowUs);
-                return TransportErrorCode.NoError;
-            }
-            case FrameType.HandshakeDone:
-                if (IsServer) return Violation("HANDSHAKE_DONE sent by a client", out reason); // §19.20
-                OnHandshakeConfirmed(nowUs);
-                return TransportErrorCode.NoError;
-            case FrameType.Datagram:
-            case FrameType.DatagramWithLength:
-                return ProcessDatagramFrame(type, ref reader, out reason);
-            default:
-                reason = "unknown frame type";
-                return TransportErrorCode.FrameEncodingError;
+            Reason = reason;
+            return error;
         }
     }
 
@@ -210,15 +201,11 @@ internal sealed partial class Connection
         return TransportErrorCode.ProtocolViolation;
     }
 
-    private TransportErrorCode ProcessAck(PacketSpaceState space, FrameType type, ref QuicReader reader, long nowUs, out string? reason)
+    private TransportErrorCode ProcessAck(PacketSpaceState space, in AckFrame ack, long nowUs, out string? reason)
     {
         reason = null;
-        TransportErrorCode error = AckFrame.TryRead(ref reader, type, out AckFrame ack);
-        if (error != TransportErrorCode.NoError) return error;
-        Span<Wire.AckRange> wireRanges = stackalloc Wire.AckRange[MaxAckRangesProcessed];
-        int count = ack.CopyRangesTo(wireRanges);
-        Span<Recovery.AckRange> ranges = stackalloc Recovery.AckRange[count];
-        for (int i = 0; i < count; i++) ranges[i] = new Recovery.AckRange((long)wireRanges[i].Smallest, (long)wireRanges[i].Largest);
+        Span<AckRange> ranges = stackalloc AckRange[MaxAckRangesProcessed];
+        ranges = ranges[..ack.CopyRangesTo(ranges)];
 
         int exponent = space.Space == PacketNumberSpace.ApplicationData ? _peerAckDelayExponent : (int)TransportParameters.DefaultAckDelayExponent;
         long ackDelayUs = ack.AckDelay >= (1UL << (62 - exponent)) ? long.MaxValue / 2 : (long)(ack.AckDelay << exponent);

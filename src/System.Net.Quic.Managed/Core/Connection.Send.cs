@@ -234,16 +234,14 @@ internal sealed partial class Connection
 
     private void WriteAck(PacketSpaceState space, ref QuicWriter writer, SentFrameList? frames, long nowUs, int reserve = 0)
     {
-        Span<Recovery.AckRange> ranges = stackalloc Recovery.AckRange[MaxAckRangesSent];
+        Span<AckRange> ranges = stackalloc AckRange[MaxAckRangesSent];
         int count = space.Received.WriteAckRanges(ranges);
         if (count == 0) return;
-        Span<Wire.AckRange> wire = stackalloc Wire.AckRange[count];
-        for (int i = 0; i < count; i++) wire[i] = new Wire.AckRange((ulong)ranges[i].Smallest, (ulong)ranges[i].Largest);
         ulong delay = (ulong)(space.Received.GetAckDelayUs(nowUs) >> (int)TransportParameters.DefaultAckDelayExponent);
-        Wire.EcnCounts? ecn = AckEcnCounts(space);
+        EcnCounts? ecn = AckEcnCounts(space);
         // Too many ranges for the room left: send fewer (the oldest are dropped first).
-        while (count > 0 && AckFrame.GetEncodedLength(wire.Slice(0, count), delay, ecn) > writer.Remaining - reserve) count--;
-        if (count == 0 || !AckFrame.TryWrite(ref writer, wire.Slice(0, count), delay, ecn)) return;
+        while (count > 0 && AckFrame.GetEncodedLength(ranges.Slice(0, count), delay, ecn) > writer.Remaining - reserve) count--;
+        if (count == 0 || !AckFrame.TryWrite(ref writer, ranges.Slice(0, count), delay, ecn)) return;
         space.Received.OnAckSent();
         frames?.Add(SentFrame.Ack(ranges[0].Largest));
     }

@@ -1,3 +1,5 @@
+using System.Net.Quic.Managed.Wire;
+
 namespace System.Net.Quic.Managed.Recovery;
 
 /// <summary>

@@ -45,11 +45,11 @@ internal readonly ref struct AckFrame
     public AckRangeEnumerator Ranges => new(LargestAcknowledged, FirstAckRange, _additionalRanges);
 
     /// <summary>The smallest packet number acknowledged by this frame.</summary>
-    public ulong SmallestAcknowledged
+    public long SmallestAcknowledged
     {
         get
         {
-            ulong smallest = 0;
+            long smallest = 0;
             foreach (AckRange range in Ranges)
             {
                 smallest = range.Smallest;
@@ -123,7 +123,7 @@ internal readonly ref struct AckFrame
                 return TransportErrorCode.FrameEncodingError;
             }
 
-            ecn = new EcnCounts(ect0, ect1, ce);
+            ecn = new EcnCounts((long)ect0, (long)ect1, (long)ce);
         }
 
         frame = new AckFrame(largest, ackDelay, firstRange, (int)rangeCount, ranges, ecn);
@@ -161,13 +161,13 @@ internal readonly ref struct AckFrame
             return -1;
         }
 
-        int length = 1 + VariableLengthInteger.GetEncodedLength(ranges[0].Largest) + VariableLengthInteger.GetEncodedLength(ackDelay) +
+        int length = 1 + VariableLengthInteger.GetEncodedLength((ulong)ranges[0].Largest) + VariableLengthInteger.GetEncodedLength(ackDelay) +
             VariableLengthInteger.GetEncodedLength((ulong)(ranges.Length - 1)) +
-            VariableLengthInteger.GetEncodedLength(ranges[0].Largest - ranges[0].Smallest);
+            VariableLengthInteger.GetEncodedLength((ulong)(ranges[0].Largest - ranges[0].Smallest));
         for (int i = 1; i < ranges.Length; i++)
         {
-            length += VariableLengthInteger.GetEncodedLength(ranges[i - 1].Smallest - ranges[i].Largest - 2);
-            length += VariableLengthInteger.GetEncodedLength(ranges[i].Largest - ranges[i].Smallest);
+            length += VariableLengthInteger.GetEncodedLength((ulong)(ranges[i - 1].Smallest - ranges[i].Largest - 2));
+            length += VariableLengthInteger.GetEncodedLength((ulong)(ranges[i].Largest - ranges[i].Smallest));
         }
 
         return length + GetEcnLength(ecnCounts);
@@ -185,14 +185,14 @@ internal readonly ref struct AckFrame
 
         QuicWriter w = writer;
         w.TryWriteByte((byte)(ecnCounts.HasValue ? FrameType.AckEcn : FrameType.Ack));
-        w.TryWriteVarInt(ranges[0].Largest);
+        w.TryWriteVarInt((ulong)ranges[0].Largest);
         w.TryWriteVarInt(ackDelay);
         w.TryWriteVarInt((ulong)(ranges.Length - 1));
-        w.TryWriteVarInt(ranges[0].Largest - ranges[0].Smallest);
+        w.TryWriteVarInt((ulong)(ranges[0].Largest - ranges[0].Smallest));
         for (int i = 1; i < ranges.Length; i++)
         {
-            w.TryWriteVarInt(ranges[i - 1].Smallest - ranges[i].Largest - 2);
-            w.TryWriteVarInt(ranges[i].Largest - ranges[i].Smallest);
+            w.TryWriteVarInt((ulong)(ranges[i - 1].Smallest - ranges[i].Largest - 2));
+            w.TryWriteVarInt((ulong)(ranges[i].Largest - ranges[i].Smallest));
         }
 
         if (!TryWriteEcn(ref w, ecnCounts))
@@ -206,14 +206,14 @@ internal readonly ref struct AckFrame
 
     private static bool AreWellFormed(ReadOnlySpan<AckRange> ranges)
     {
-        if (ranges.IsEmpty || ranges[0].Largest > VariableLengthInteger.MaxValue)
+        if (ranges.IsEmpty || (ulong)ranges[0].Largest > VariableLengthInteger.MaxValue)
         {
             return false;
         }
 
         for (int i = 0; i < ranges.Length; i++)
         {
-            if (ranges[i].Smallest > ranges[i].Largest)
+            if (ranges[i].Smallest < 0 || ranges[i].Smallest > ranges[i].Largest)
             {
                 return false;
             }
@@ -229,9 +229,9 @@ internal readonly ref struct AckFrame
     }
 
     private static int GetEcnLength(EcnCounts? ecn) => ecn is { } e
-        ? VariableLengthInteger.GetEncodedLength(e.Ect0) + VariableLengthInteger.GetEncodedLength(e.Ect1) + VariableLengthInteger.GetEncodedLength(e.EcnCe)
+        ? VariableLengthInteger.GetEncodedLength((ulong)e.Ect0) + VariableLengthInteger.GetEncodedLength((ulong)e.Ect1) + VariableLengthInteger.GetEncodedLength((ulong)e.Ce)
         : 0;
 
     private static bool TryWriteEcn(ref QuicWriter writer, EcnCounts? ecn) =>
-        ecn is not { } e || (writer.TryWriteVarInt(e.Ect0) && writer.TryWriteVarInt(e.Ect1) && writer.TryWriteVarInt(e.EcnCe));
+        ecn is not { } e || (writer.TryWriteVarInt((ulong)e.Ect0) && writer.TryWriteVarInt((ulong)e.Ect1) && writer.TryWriteVarInt((ulong)e.Ce));
 }

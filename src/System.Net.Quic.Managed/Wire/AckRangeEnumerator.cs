@@ -9,6 +9,7 @@ internal ref struct AckRangeEnumerator
     private QuicReader _reader;
     private bool _started;
     private bool _done;
+    private ulong _smallest;
 
     public AckRangeEnumerator(ulong largestAcknowledged, ulong firstAckRange, ReadOnlySpan<byte> additionalRanges)
     {
@@ -40,11 +41,12 @@ internal ref struct AckRangeEnumerator
                 return false;
             }
 
-            Current = new AckRange(_largest - _firstRange, _largest);
+            _smallest = _largest - _firstRange;
+            Current = new AckRange((long)_smallest, (long)_largest);
             return true;
         }
 
-        ulong previousSmallest = Current.Smallest;
+        ulong previousSmallest = _smallest;
         if (_reader.IsEmpty || !_reader.TryReadVarInt(out ulong gap) || !_reader.TryReadVarInt(out ulong length) ||
             previousSmallest < 2 || gap > previousSmallest - 2 || length > previousSmallest - 2 - gap)
         {
@@ -53,7 +55,8 @@ internal ref struct AckRangeEnumerator
         }
 
         ulong largest = previousSmallest - gap - 2;
-        Current = new AckRange(largest - length, largest);
+        _smallest = largest - length;
+        Current = new AckRange((long)_smallest, (long)largest);
         return true;
     }
 }

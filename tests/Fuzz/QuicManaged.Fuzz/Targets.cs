@@ -160,195 +160,116 @@ internal static class Targets
 
     private static void DecodeFrames(ReadOnlySpan<byte> payload, PacketType packetType)
     {
-        byte[] buffer = t_reencoded ??= new byte[65536 + 64];
-        var reader = new QuicReader(payload);
-        while (!reader.IsEmpty)
-        {
-            int before = reader.Position;
-            var writer = new QuicWriter(buffer);
-            TransportErrorCode error = DecodeOne(ref reader, ref writer, packetType);
-            if (error != TransportErrorCode.NoError)
-            {
-                Check(error is TransportErrorCode.FrameEncodingError or TransportErrorCode.ProtocolViolation, $"unexpected frame error {error}");
-                return;
-            }
-
-            Check(reader.Position > before, "a frame must consume input");
-        }
+        var handler = new FrameChecker(t_reencoded ??= new byte[65536 + 64], packetType);
+        TransportErrorCode error = FrameReader.Read(payload, ref handler, out _, out _);
+        Check(error is TransportErrorCode.NoError or TransportErrorCode.FrameEncodingError or TransportErrorCode.ProtocolViolation, $"unexpected frame error {error}");
     }
 
-    private static TransportErrorCode DecodeOne(ref QuicReader reader, ref QuicWriter writer, PacketType packetType)
+    /// <summary>Checks each decoded frame's invariants and that it re-encodes (into a scratch buffer, one frame at a time).</summary>
+    private struct FrameChecker : IFrameHandler
     {
-        TransportErrorCode error = FrameTypes.TryRead(ref reader, out FrameType type);
-        if (error != TransportErrorCode.NoError) return error;
-        Check(FrameTypes.IsKnown(type), "FrameTypes.TryRead accepted an unknown type");
-        _ = FrameTypes.CheckAllowedIn(type, packetType);
-        _ = FrameTypes.IsAckEliciting(type);
-        _ = FrameTypes.IsProbing(type);
-        bool written;
-        switch (type)
+        private readonly byte[] _buffer;
+        private readonly PacketType _packetType;
+        private int _lastOffset;
+
+        public FrameChecker(byte[] buffer, PacketType packetType)
         {
-            case FrameType.Padding:
-                written = PaddingFrame.TryWrite(ref writer, PaddingFrame.SkipRun(ref reader));
-                break;
-            case FrameType.Ping:
-                written = PingFrame.TryWrite(ref writer);
-                break;
-            case FrameType.HandshakeDone:
-                written = HandshakeDoneFrame.TryWrite(ref writer);
-                break;
-            case FrameType.Ack:
-            case FrameType.AckEcn:
-            {
-                error = AckFrame.TryRead(ref reader, type, out AckFrame ack);
-                if (error != TransportErrorCode.NoError) return error;
-                int count = 0;
-                ulong previousSmallest = ulong.MaxValue;
-                foreach (AckRange range in ack.Ranges)
-                {
-                    Check(range.Smallest <= range.Largest && range.Largest < previousSmallest, "ACK ranges descend without overlap");
-                    previousSmallest = range.Smallest;
-                    count++;
-                }
-
-                Check(count == ack.RangeCount, "ACK range count");
-                Check(ack.SmallestAcknowledged == previousSmallest, "ACK smallest");
-                AckRange[] ranges = t_ranges is { } r && r.Length >= count ? r : (t_ranges = new AckRange[Math.Max(count, 256)]);
-                Check(ack.CopyRangesTo(ranges) == count, "ACK CopyRangesTo");
-                Check(AckFrame.GetEncodedLength(ranges.AsSpan(0, count), ack.AckDelay, ack.EcnCounts) <= ack.EncodedLength, "ACK re-encodes no longer");
-                written = AckFrame.TryWrite(ref writer, ranges.AsSpan(0, count), ack.AckDelay, ack.EcnCounts);
-                break;
-            }
-
-            case FrameType.ResetStream:
-            {
-                error = ResetStreamFrame.TryRead(ref reader, out ResetStreamFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.StopSending:
-            {
-                error = StopSendingFrame.TryRead(ref reader, out StopSendingFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.Crypto:
-            {
-                error = CryptoFrame.TryRead(ref reader, out CryptoFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.NewToken:
-            {
-                error = NewTokenFrame.TryRead(ref reader, out NewTokenFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case >= FrameType.Stream and <= FrameType.StreamMax:
-            {
-                error = StreamFrame.TryRead(ref reader, type, out StreamFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.MaxData:
-            {
-                error = MaxDataFrame.TryRead(ref reader, out MaxDataFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.MaxStreamData:
-            {
-                error = MaxStreamDataFrame.TryRead(ref reader, out MaxStreamDataFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.MaxStreamsBidirectional:
-            case FrameType.MaxStreamsUnidirectional:
-            {
-                error = MaxStreamsFrame.TryRead(ref reader, type, out MaxStreamsFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.DataBlocked:
-            {
-                error = DataBlockedFrame.TryRead(ref reader, out DataBlockedFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.StreamDataBlocked:
-            {
-                error = StreamDataBlockedFrame.TryRead(ref reader, out StreamDataBlockedFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.StreamsBlockedBidirectional:
-            case FrameType.StreamsBlockedUnidirectional:
-            {
-                error = StreamsBlockedFrame.TryRead(ref reader, type, out StreamsBlockedFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.NewConnectionId:
-            {
-                error = NewConnectionIdFrame.TryRead(ref reader, out NewConnectionIdFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.RetireConnectionId:
-            {
-                error = RetireConnectionIdFrame.TryRead(ref reader, out RetireConnectionIdFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.PathChallenge:
-            {
-                error = PathChallengeFrame.TryRead(ref reader, out PathChallengeFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.PathResponse:
-            {
-                error = PathResponseFrame.TryRead(ref reader, out PathResponseFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.ConnectionClose:
-            case FrameType.ConnectionCloseApplication:
-            {
-                error = ConnectionCloseFrame.TryRead(ref reader, type, out ConnectionCloseFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            case FrameType.Datagram:
-            case FrameType.DatagramWithLength:
-            {
-                error = DatagramFrame.TryRead(ref reader, type, out DatagramFrame frame);
-                written = error != TransportErrorCode.NoError || frame.TryWrite(ref writer);
-                break;
-            }
-
-            default:
-                throw new InvariantViolationException($"FrameTypes.TryRead accepted {type}, which no decoder handles");
+            _buffer = buffer;
+            _packetType = packetType;
+            _lastOffset = -1;
         }
 
-        Check(written, $"a decoded {type} frame must re-encode");
-        return error;
+        public TransportErrorCode OnFrameType(FrameType type, TransportErrorCode typeError, int offset)
+        {
+            Check(offset > _lastOffset, "a frame must consume input");
+            _lastOffset = offset;
+            if (typeError != TransportErrorCode.NoError) return typeError;
+            Check(FrameTypes.IsKnown(type), "FrameTypes.TryRead accepted an unknown type");
+            _ = FrameTypes.CheckAllowedIn(type, _packetType);
+            _ = FrameTypes.IsAckEliciting(type);
+            _ = FrameTypes.IsProbing(type);
+            return TransportErrorCode.NoError;
+        }
+
+        public readonly TransportErrorCode OnPadding(int length)
+        {
+            var w = Writer();
+            return Written(PaddingFrame.TryWrite(ref w, length), FrameType.Padding);
+        }
+
+        public readonly TransportErrorCode OnPing()
+        {
+            var w = Writer();
+            return Written(PingFrame.TryWrite(ref w), FrameType.Ping);
+        }
+
+        public readonly TransportErrorCode OnHandshakeDone()
+        {
+            var w = Writer();
+            return Written(HandshakeDoneFrame.TryWrite(ref w), FrameType.HandshakeDone);
+        }
+
+        public readonly TransportErrorCode OnAck(in AckFrame ack)
+        {
+            int count = 0;
+            long previousSmallest = long.MaxValue;
+            foreach (AckRange range in ack.Ranges)
+            {
+                Check(range.Smallest >= 0 && range.Smallest <= range.Largest && range.Largest < previousSmallest, "ACK ranges descend without overlap");
+                previousSmallest = range.Smallest;
+                count++;
+            }
+
+            Check(count == ack.RangeCount, "ACK range count");
+            Check(ack.SmallestAcknowledged == previousSmallest, "ACK smallest");
+            AckRange[] ranges = t_ranges is { } r && r.Length >= count ? r : (t_ranges = new AckRange[Math.Max(count, 256)]);
+            Check(ack.CopyRangesTo(ranges) == count, "ACK CopyRangesTo");
+            Check(AckFrame.GetEncodedLength(ranges.AsSpan(0, count), ack.AckDelay, ack.EcnCounts) <= ack.EncodedLength, "ACK re-encodes no longer");
+            var w = Writer();
+            return Written(AckFrame.TryWrite(ref w, ranges.AsSpan(0, count), ack.AckDelay, ack.EcnCounts), FrameType.Ack);
+        }
+
+        public readonly TransportErrorCode OnResetStream(in ResetStreamFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.ResetStream); }
+
+        public readonly TransportErrorCode OnStopSending(in StopSendingFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.StopSending); }
+
+        public readonly TransportErrorCode OnCrypto(in CryptoFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.Crypto); }
+
+        public readonly TransportErrorCode OnNewToken(in NewTokenFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.NewToken); }
+
+        public readonly TransportErrorCode OnStream(in StreamFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.Stream); }
+
+        public readonly TransportErrorCode OnMaxData(in MaxDataFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.MaxData); }
+
+        public readonly TransportErrorCode OnMaxStreamData(in MaxStreamDataFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.MaxStreamData); }
+
+        public readonly TransportErrorCode OnMaxStreams(in MaxStreamsFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.MaxStreamsBidirectional); }
+
+        public readonly TransportErrorCode OnDataBlocked(in DataBlockedFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.DataBlocked); }
+
+        public readonly TransportErrorCode OnStreamDataBlocked(in StreamDataBlockedFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.StreamDataBlocked); }
+
+        public readonly TransportErrorCode OnStreamsBlocked(in StreamsBlockedFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.StreamsBlockedBidirectional); }
+
+        public readonly TransportErrorCode OnNewConnectionId(in NewConnectionIdFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.NewConnectionId); }
+
+        public readonly TransportErrorCode OnRetireConnectionId(in RetireConnectionIdFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.RetireConnectionId); }
+
+        public readonly TransportErrorCode OnPathChallenge(in PathChallengeFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.PathChallenge); }
+
+        public readonly TransportErrorCode OnPathResponse(in PathResponseFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.PathResponse); }
+
+        public readonly TransportErrorCode OnConnectionClose(in ConnectionCloseFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.ConnectionClose); }
+
+        public readonly TransportErrorCode OnDatagram(in DatagramFrame f) { var w = Writer(); return Written(f.TryWrite(ref w), FrameType.Datagram); }
+
+        private readonly QuicWriter Writer() => new(_buffer);
+
+        private static TransportErrorCode Written(bool written, FrameType type)
+        {
+            Check(written, $"a decoded {type} frame must re-encode");
+            return TransportErrorCode.NoError;
+        }
     }
 
     // ---------------- transport parameters ----------------

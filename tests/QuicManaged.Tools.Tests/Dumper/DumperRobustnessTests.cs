@@ -108,4 +108,29 @@ public sealed class DumperRobustnessTests
         Assert.Contains("error: unknown or truncated frame type at payload offset 1: 210000000000000000 (9 bytes undecoded)", text);
         Assert.Contains("error: malformed CRYPTO frame at payload offset 0: FRAME_ENCODING_ERROR", text);
     }
+
+    [Fact]
+    public void FrameWarningsFollowTheirFrame()
+    {
+        // In an Initial: PING with a two-byte type, then STREAM and MAX_DATA (neither allowed in Initial), then PADDING.
+        using var keys = System.Net.Quic.Managed.Crypto.InitialKeys.Create(System.Net.Quic.Managed.Wire.QuicVersion.V1, Convert.FromHexString("0102030405060708"));
+        byte[] packet = DumperPacketBuilder.Long(System.Net.Quic.Managed.Wire.PacketType.Initial, Convert.FromHexString("0102030405060708"), [], keys.Client, 0,
+            Convert.FromHexString("4001" + "0a0402abcd" + "10" + "000000000000000000"));
+        var output = new StringWriter();
+        using (var formatter = new DatagramFormatter(output))
+        {
+            formatter.Format(new CapturedDatagram(null, null, null, packet));
+            Assert.Equal(0, formatter.InternalErrorCount);
+        }
+
+        string[] lines = output.ToString().Split('\n').Select(l => l.TrimEnd('\r')).ToArray();
+        int ping = Array.FindIndex(lines, l => l == "    PING");
+        Assert.True(ping >= 0, output.ToString());
+        Assert.Equal("      warning: frame type not minimally encoded (PROTOCOL_VIOLATION, RFC 9000 §12.4)", lines[ping + 1]);
+        Assert.StartsWith("    STREAM id=4 ", lines[ping + 2]);
+        Assert.StartsWith("      warning: STREAM is not allowed in Initial packets", lines[ping + 3]);
+        Assert.Equal("    MAX_DATA max=0", lines[ping + 4]);
+        Assert.StartsWith("      warning: MAX_DATA is not allowed in Initial packets", lines[ping + 5]);
+        Assert.StartsWith("    PADDING length=", lines[ping + 6]);
+    }
 }

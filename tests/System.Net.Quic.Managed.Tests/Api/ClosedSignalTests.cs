@@ -47,7 +47,7 @@ public class ClosedSignalTests
         Volatile.Write(ref completing, false);
         await continuation;
         Assert.True(signal.IsCompleted);
-        Assert.False(ranInline); // RunContinuationsAsynchronously, as the TaskCompletionSource it replaces
+        Assert.False(ranInline); // continuations run asynchronously (TaskCreationOptions.RunContinuationsAsynchronously)
         Assert.Equal(TaskStatus.RanToCompletion, task.Status);
     }
 

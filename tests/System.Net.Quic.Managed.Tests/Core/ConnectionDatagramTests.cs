@@ -250,6 +250,21 @@ public class ConnectionDatagramTests
     }
 
     [Fact]
+    public void MalformedDatagramWithoutOurLimitIsStillAProtocolViolation()
+    {
+        // RFC 9221 §3: the frame is refused for its type before its body is decoded, so a length past the end of the
+        // packet (a FRAME_ENCODING_ERROR otherwise) changes nothing.
+        using QuicPair pair = Pair(6, clientMax: 0, serverMax: 0);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        client.SendRawFramesForTesting(new RawFrameBuilder().VarInt(0x31).VarInt(16_000).Bytes(new byte[3]).ToArray());
+        pair.RunUntil(() => server.Phase != ConnectionPhase.Open, 2_000_000);
+        Assert.NotNull(server.Error);
+        Assert.Equal((ulong)TransportErrorCode.ProtocolViolation, server.Error!.Code);
+        Assert.Contains("without", server.Error.Reason);
+    }
+
+    [Fact]
     public void HostileDatagramFramesNeverCrashAndStayBounded()
     {
         // Mutated DATAGRAM frames (both types, lengths past the end, huge lengths) fed to a connection that accepts them:

@@ -26,7 +26,7 @@ public class ConnectionEcnHostileTests
     {
         var mutator = new InputMutator(1515);
         Random random = mutator.Random;
-        ulong[] interesting = [0, 1, 2, 1000, (1UL << 62) - 1];
+        long[] interesting = [0, 1, 2, 1000, (1L << 62) - 1];
         int seed = 1520;
         QuicPair pair = NewPair(seed);
         int closes = 0, failedValidations = 0, processed = 0;
@@ -40,9 +40,9 @@ public class ConnectionEcnHostileTests
                 client.WriteStream(stream, new byte[] { 1, 2, 3 }, fin: true);
                 pair.Network.PollAll();
                 long largest = client.Recovery.GetTracker(PacketNumberSpace.ApplicationData).LargestSent;
-                var counts = new System.Net.Quic.Managed.Wire.EcnCounts(Pick(), Pick(), Pick());
+                var counts = new EcnCounts(Pick(), Pick(), Pick());
                 var writer = new QuicWriter(buffer);
-                Assert.True(AckFrame.TryWrite(ref writer, [new System.Net.Quic.Managed.Wire.AckRange((ulong)largest, (ulong)largest)], 0, counts));
+                Assert.True(AckFrame.TryWrite(ref writer, [new AckRange(largest, largest)], 0, counts));
                 byte[] frame = writer.Written.ToArray();
                 if (random.Next(3) == 0) frame = mutator.Mutate(frame);
                 if (frame.Length == 0) continue;
@@ -75,7 +75,7 @@ public class ConnectionEcnHostileTests
         }
         Assert.True(processed > 250 && failedValidations > 10, $"{processed} frames, {failedValidations} failed validations, {closes} closes");
 
-        ulong Pick() => random.Next(2) == 0 ? interesting[random.Next(interesting.Length)] : (ulong)random.Next(0, 200);
+        long Pick() => random.Next(2) == 0 ? interesting[random.Next(interesting.Length)] : random.Next(0, 200);
     }
 
     [Fact]
@@ -90,8 +90,8 @@ public class ConnectionEcnHostileTests
         long window = client.CongestionController.CongestionWindow;
         byte[] buffer = new byte[64];
         var writer = new QuicWriter(buffer);
-        Assert.True(AckFrame.TryWrite(ref writer, [new System.Net.Quic.Managed.Wire.AckRange((ulong)largest, (ulong)largest)], 0,
-            new System.Net.Quic.Managed.Wire.EcnCounts(0, 0, (1UL << 62) - 1)));
+        Assert.True(AckFrame.TryWrite(ref writer, [new AckRange(largest, largest)], 0,
+            new EcnCounts(0, 0, (1L << 62) - 1)));
         server.SendRawFramesForTesting(writer.Written);
         pair.RunUntil(() => false, 30_000);
         Assert.Equal(ConnectionPhase.Open, client.Phase);

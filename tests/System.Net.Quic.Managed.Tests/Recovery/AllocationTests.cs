@@ -1,4 +1,5 @@
 using System.Net.Quic.Managed.Recovery;
+using System.Net.Quic.Managed.Wire;
 
 namespace System.Net.Quic.Managed.Tests.Recovery;
 

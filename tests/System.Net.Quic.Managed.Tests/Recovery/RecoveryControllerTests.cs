@@ -1,7 +1,7 @@
 using System.Net.Quic.Managed.Recovery;
 using System.Net.Quic.Managed.Wire;
-using AckRange = System.Net.Quic.Managed.Recovery.AckRange;
-using EcnCounts = System.Net.Quic.Managed.Recovery.EcnCounts;
+using AckRange = System.Net.Quic.Managed.Wire.AckRange;
+using EcnCounts = System.Net.Quic.Managed.Wire.EcnCounts;
 
 namespace System.Net.Quic.Managed.Tests.Recovery;
 

@@ -1,6 +1,6 @@
 using System.Net.Quic.Managed.Recovery;
 using System.Net.Quic.Managed.Wire;
-using AckRange = System.Net.Quic.Managed.Recovery.AckRange;
+using AckRange = System.Net.Quic.Managed.Wire.AckRange;
 
 namespace System.Net.Quic.Managed.Tests.Recovery;
 

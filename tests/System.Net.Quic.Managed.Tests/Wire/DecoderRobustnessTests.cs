@@ -328,7 +328,7 @@ public class DecoderRobustnessTests
             do
             {
                 ulong length = Math.Min((ulong)random.Next(0, 20), next);
-                ranges.Add(new AckRange(next - length, next));
+                ranges.Add(new AckRange((long)(next - length), (long)next));
                 ulong gap = (ulong)random.Next(2, 30);
                 if (next - length < gap)
                 {

@@ -211,7 +211,7 @@ public class FrameTests
         Assert.Equal(2, ack.CopyRangesTo(ranges));
         Assert.Equal(new AckRange(8, 10), ranges[0]);
         Assert.Equal(new AckRange(0, 6), ranges[1]);
-        Assert.Equal(0UL, ack.SmallestAcknowledged);
+        Assert.Equal(0L, ack.SmallestAcknowledged);
 
         reader = Reader("0a0001020007");
         Assert.Equal(TransportErrorCode.FrameEncodingError, AckFrame.TryRead(ref reader, FrameType.Ack, out _));
@@ -225,6 +225,7 @@ public class FrameTests
         Assert.False(AckFrame.TryWrite(ref writer, new[] { new AckRange(5, 10), new AckRange(3, 6) }, 0));
         Assert.False(AckFrame.TryWrite(ref writer, new[] { new AckRange(3, 4), new AckRange(5, 10) }, 0));
         Assert.False(AckFrame.TryWrite(ref writer, new[] { new AckRange(11, 10) }, 0));
+        Assert.False(AckFrame.TryWrite(ref writer, new[] { new AckRange(-1, 10) }, 0));
         Assert.False(AckFrame.TryWrite(ref writer, Array.Empty<AckRange>(), 0));
         Assert.Equal(0, writer.Position);
         Assert.True(AckFrame.TryWrite(ref writer, new[] { new AckRange(5, 10), new AckRange(0, 3) }, 7, new EcnCounts(1, 2, 3)));
@@ -251,7 +252,7 @@ public class FrameTests
                     break;
                 }
 
-                ranges.Add(new AckRange(next - length, next));
+                ranges.Add(new AckRange((long)(next - length), (long)next));
                 ulong gap = (ulong)random.Next(2, 1000);
                 if (next - length < gap)
                 {
@@ -262,7 +263,7 @@ public class FrameTests
             }
 
             var writer = new QuicWriter(buffer);
-            EcnCounts? ecn = random.Next(2) == 0 ? null : new EcnCounts((ulong)random.Next(), 0, 1);
+            EcnCounts? ecn = random.Next(2) == 0 ? null : new EcnCounts(random.Next(), 0, 1);
             ulong delay = (ulong)random.Next();
             Assert.True(AckFrame.TryWrite(ref writer, ranges.ToArray(), delay, ecn));
             Assert.Equal(AckFrame.GetEncodedLength(ranges.ToArray(), delay, ecn), writer.Position);
