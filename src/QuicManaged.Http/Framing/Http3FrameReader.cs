@@ -10,16 +10,63 @@ namespace QuicManaged.Http.Framing;
 internal sealed class Http3FrameReader
 {
     private readonly Stream _stream;
-    private readonly byte[] _buffer;
+    private byte[] _buffer;
+    private readonly bool _pooled;
     private int _start;
     private int _end;
     private bool _endOfStream;
     private long _payloadRemaining;
 
-    public Http3FrameReader(Stream stream, int bufferSize = 16 * 1024)
+    /// <param name="stream">The stream read from.</param>
+    /// <param name="bufferSize">The buffer for frame headers and whole payloads (at least a frame header).</param>
+    /// <param name="pooled">
+    /// The buffer comes from <see cref="System.Buffers.ArrayPool{T}.Shared"/>; the owner gives it back with
+    /// <see cref="ReturnBuffer"/> once no read is in progress or will follow (else the garbage collector takes it).
+    /// </param>
+    public Http3FrameReader(Stream stream, int bufferSize = 16 * 1024, bool pooled = false)
     {
         _stream = stream;
-        _buffer = new byte[Math.Max(bufferSize, Http3FrameCodec.MaxFrameHeaderLength)];
+        bufferSize = Math.Max(bufferSize, Http3FrameCodec.MaxFrameHeaderLength);
+        _pooled = pooled;
+        _buffer = pooled ? System.Buffers.ArrayPool<byte>.Shared.Rent(bufferSize) : new byte[bufferSize];
+    }
+
+    /// <summary>
+    /// Gives a pooled buffer back; the reader is unusable afterwards (a read throws rather than touching the buffer).
+    /// Call only when no read is in progress and none will start.
+    /// </summary>
+    public void ReturnBuffer()
+    {
+        byte[] buffer = _buffer;
+        if (!_pooled || buffer.Length == 0)
+        {
+            return;
+        }
+
+        _buffer = [];
+        _start = _end = 0;
+        _payloadRemaining = 0;
+        System.Buffers.ArrayPool<byte>.Shared.Return(buffer);
+    }
+
+    /// <summary>
+    /// The whole current payload when it is already buffered and at most <paramref name="maxLength"/> bytes (consumed);
+    /// false when it is not (nothing consumed): then <see cref="ReadWholePayloadAsync"/> reads it.
+    /// The memory stays valid until the next read on this reader.
+    /// </summary>
+    public bool TryTakeBufferedPayload(int maxLength, out ReadOnlyMemory<byte> payload)
+    {
+        if (_payloadRemaining > maxLength || _payloadRemaining > _end - _start)
+        {
+            payload = default;
+            return false;
+        }
+
+        int length = (int)_payloadRemaining;
+        payload = _buffer.AsMemory(_start, length);
+        _start += length;
+        _payloadRemaining = 0;
+        return true;
     }
 
     /// <summary>Payload bytes of the current frame not yet consumed.</summary>
@@ -161,6 +208,7 @@ internal sealed class Http3FrameReader
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<bool> FillAsync(CancellationToken cancellationToken)
     {
+        ObjectDisposedException.ThrowIf(_buffer.Length == 0, this); // the pooled buffer was given back
         if (_endOfStream)
         {
             return false;
