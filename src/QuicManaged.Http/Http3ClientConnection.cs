@@ -475,7 +475,42 @@ internal sealed class Http3ClientConnection
                 System.Buffers.ArrayPool<byte>.Shared.Return(headers);
             }
 
-            HttpResponseMessage response = await ReadResponseHeadersAsync(request, state, reader, cancellationToken).ConfigureAwait(false);
+            // The response's headers, read here rather than in a method of their own: one state machine per request fewer.
+            HttpResponseMessage? response = null;
+            while (response is null)
+            {
+                Http3FrameHeader header = await reader.ReadFrameHeaderAsync(cancellationToken).ConfigureAwait(false)
+                    ?? throw new Http3ProtocolException(Http3ErrorCode.RequestIncomplete, "the response ended before its headers");
+                switch (header.Type)
+                {
+                    case Http3FrameType.Headers:
+                        int max = _handler.MaxResponseHeadersLength;
+                        // Usually the whole section arrived with the frame header: it is decoded where it lies.
+                        ReadOnlyMemory<byte> payload = reader.TryTakeBufferedPayload(max, out ReadOnlyMemory<byte> buffered) ? buffered
+                            : await reader.ReadWholePayloadAsync(max, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
+                        // One decoded-field list per connection is reused by the request that finds it free.
+                        List<HeaderField> fields = Interlocked.Exchange(ref _spareFields, null) ?? new List<HeaderField>(8);
+                        try
+                        {
+                            await _qpack.DecodeAsync(payload, stream.Id, max, cancellationToken, fields).ConfigureAwait(false);
+                            response = ToResponse(request, state, fields); // null: informational, the final one follows
+                        }
+                        finally
+                        {
+                            fields.Clear();
+                            Volatile.Write(ref _spareFields, fields);
+                        }
+
+                        break;
+                    case Http3FrameType.Data:
+                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "DATA before the response headers");
+                    default:
+                        Http3FrameType.RejectOnRequestStream(header.Type);
+                        await reader.SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
+                        break;
+                }
+            }
+
             lock (_awaitingHeaders)
             {
                 _awaitingHeaders.Remove(stream.Id);
@@ -616,48 +651,6 @@ internal sealed class Http3ClientConnection
             // The content itself failed: the request cannot complete; reset both directions.
             state.BodyFailure = ex;
             state.Abort((long)Http3ErrorCode.RequestCancelled);
-        }
-    }
-
-    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<HttpResponseMessage> ReadResponseHeadersAsync(HttpRequestMessage request, RequestState state, Http3FrameReader reader, CancellationToken cancellationToken)
-    {
-        while (true)
-        {
-            Http3FrameHeader header = await reader.ReadFrameHeaderAsync(cancellationToken).ConfigureAwait(false)
-                ?? throw new Http3ProtocolException(Http3ErrorCode.RequestIncomplete, "the response ended before its headers");
-            switch (header.Type)
-            {
-                case Http3FrameType.Headers:
-                    int max = _handler.MaxResponseHeadersLength;
-                    // Usually the whole section arrived with the frame header: it is decoded where it lies.
-                    ReadOnlyMemory<byte> payload = reader.TryTakeBufferedPayload(max, out ReadOnlyMemory<byte> buffered) ? buffered
-                        : await reader.ReadWholePayloadAsync(max, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
-                    // One decoded-field list per connection is reused by the request that finds it free.
-                    List<HeaderField> fields = Interlocked.Exchange(ref _spareFields, null) ?? new List<HeaderField>(8);
-                    try
-                    {
-                        await _qpack.DecodeAsync(payload, state.Stream.Id, max, cancellationToken, fields).ConfigureAwait(false);
-                        HttpResponseMessage? response = ToResponse(request, state, fields);
-                        if (response is not null)
-                        {
-                            return response;
-                        }
-                    }
-                    finally
-                    {
-                        fields.Clear();
-                        Volatile.Write(ref _spareFields, fields);
-                    }
-
-                    break; // an informational response: the final one follows
-                case Http3FrameType.Data:
-                    throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "DATA before the response headers");
-                default:
-                    Http3FrameType.RejectOnRequestStream(header.Type);
-                    await reader.SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
-                    break;
-            }
         }
     }
 

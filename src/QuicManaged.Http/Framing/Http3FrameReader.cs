@@ -93,11 +93,29 @@ internal sealed class Http3FrameReader
     /// <summary>
     /// Reads the next frame header, first discarding whatever is left of the current payload.
     /// Returns null at a clean end of stream (between frames); a stream ending inside a frame is H3_FRAME_ERROR.
+    /// A header already buffered (the usual case after the first read of a response) is returned without an await.
     /// </summary>
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<Http3FrameHeader?> ReadFrameHeaderAsync(CancellationToken cancellationToken)
+    public ValueTask<Http3FrameHeader?> ReadFrameHeaderAsync(CancellationToken cancellationToken)
     {
-        await SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
+        if (_payloadRemaining == 0
+            && Http3FrameCodec.TryReadFrameHeader(_buffer.AsSpan(_start, _end - _start), out Http3FrameHeader header, out int consumed))
+        {
+            _start += consumed;
+            _payloadRemaining = header.Length;
+            return new ValueTask<Http3FrameHeader?>(header);
+        }
+
+        return ReadFrameHeaderSlowAsync(cancellationToken);
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<Http3FrameHeader?> ReadFrameHeaderSlowAsync(CancellationToken cancellationToken)
+    {
+        if (_payloadRemaining > 0)
+        {
+            await SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
+        }
+
         while (true)
         {
             if (Http3FrameCodec.TryReadFrameHeader(_buffer.AsSpan(_start, _end - _start), out Http3FrameHeader header, out int consumed))
@@ -107,7 +125,15 @@ internal sealed class Http3FrameReader
                 return header;
             }
 
-            if (!await FillAsync(cancellationToken).ConfigureAwait(false))
+            // The fill is inline (not FillAsync): a read that waits costs one state machine, not two.
+            bool filled = false;
+            if (PrepareFill() is { } free)
+            {
+                int n = await _stream.ReadAsync(free, cancellationToken).ConfigureAwait(false);
+                filled = CompleteFill(n);
+            }
+
+            if (!filled)
             {
                 if (_end == _start)
                 {
@@ -207,11 +233,15 @@ internal sealed class Http3FrameReader
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<bool> FillAsync(CancellationToken cancellationToken)
+        => PrepareFill() is { } free && CompleteFill(await _stream.ReadAsync(free, cancellationToken).ConfigureAwait(false));
+
+    /// <summary>The free part of the buffer to read into (buffered bytes moved to its start); null at the end of the stream.</summary>
+    private Memory<byte>? PrepareFill()
     {
         ObjectDisposedException.ThrowIf(_buffer.Length == 0, this); // the pooled buffer was given back
         if (_endOfStream)
         {
-            return false;
+            return null;
         }
 
         if (_start > 0)
@@ -221,14 +251,19 @@ internal sealed class Http3FrameReader
             _start = 0;
         }
 
-        int n = await _stream.ReadAsync(_buffer.AsMemory(_end), cancellationToken).ConfigureAwait(false);
-        if (n == 0)
+        return _buffer.AsMemory(_end);
+    }
+
+    /// <summary>Takes the <paramref name="read"/> bytes a fill read; false (and the end noted) for 0.</summary>
+    private bool CompleteFill(int read)
+    {
+        if (read == 0)
         {
             _endOfStream = true;
             return false;
         }
 
-        _end += n;
+        _end += read;
         return true;
     }
 }
