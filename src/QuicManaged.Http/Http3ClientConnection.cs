@@ -20,9 +20,10 @@ internal sealed class Http3ClientConnection
     private readonly QuicManagedHttpHandler _handler;
     private readonly string _host;
     private readonly int _port;
-    // Requests whose response headers have not arrived, by stream id (GOAWAY rejects those at or above its id); the
-    // dictionary is its own lock.
-    private readonly Dictionary<long, RequestState> _awaitingHeaders = new();
+    // Requests whose response headers have not arrived, by stream id (GOAWAY rejects those at or above its id), in
+    // stripes by id, each its own lock: concurrent requests seldom wait for one another, and adding allocates nothing
+    // once a stripe has grown.
+    private readonly Dictionary<long, RequestState>[] _awaitingHeaders = CreateStripes();
     private string? _authority;
     private List<HeaderField>? _spareFields;
     private readonly List<QuicStream> _localStreams = new();
@@ -38,6 +39,19 @@ internal sealed class Http3ClientConnection
     private volatile bool _draining;
     private volatile Exception? _failure;
     private int _closed;
+
+    private const int AwaitingStripes = 8;
+
+    private static Dictionary<long, RequestState>[] CreateStripes()
+    {
+        var stripes = new Dictionary<long, RequestState>[AwaitingStripes];
+        for (int i = 0; i < stripes.Length; i++)
+        {
+            stripes[i] = new Dictionary<long, RequestState>();
+        }
+
+        return stripes;
+    }
 
     public Http3ClientConnection(QuicManagedHttpHandler handler, (string Host, int Port) key, string host, int port)
     {
@@ -302,13 +316,16 @@ internal sealed class Http3ClientConnection
     {
         _handler.Remove(this);
         List<RequestState> rejected = new();
-        lock (_awaitingHeaders)
+        foreach (Dictionary<long, RequestState> awaiting in _awaitingHeaders)
         {
-            foreach ((long streamId, RequestState state) in _awaitingHeaders)
+            lock (awaiting)
             {
-                if (streamId >= id)
+                foreach ((long streamId, RequestState state) in awaiting)
                 {
-                    rejected.Add(state);
+                    if (streamId >= id)
+                    {
+                        rejected.Add(state);
+                    }
                 }
             }
         }
@@ -441,9 +458,10 @@ internal sealed class Http3ClientConnection
             throw new Http3RetryException("The server sent GOAWAY before this request.");
         }
 
-        lock (_awaitingHeaders)
+        Dictionary<long, RequestState> awaiting = _awaitingHeaders[(int)(stream.Id >> 2) & (AwaitingStripes - 1)];
+        lock (awaiting)
         {
-            _awaitingHeaders[stream.Id] = state;
+            awaiting[stream.Id] = state;
         }
 
         bool handedOver = false;
@@ -511,9 +529,9 @@ internal sealed class Http3ClientConnection
                 }
             }
 
-            lock (_awaitingHeaders)
+            lock (awaiting)
             {
-                _awaitingHeaders.Remove(stream.Id);
+                awaiting.Remove(stream.Id);
             }
 
             await cancellation.DisposeAsync().ConfigureAwait(false);
@@ -542,9 +560,9 @@ internal sealed class Http3ClientConnection
         {
             if (!handedOver)
             {
-                lock (_awaitingHeaders)
+                lock (awaiting)
                 {
-                    _awaitingHeaders.Remove(stream.Id);
+                    awaiting.Remove(stream.Id);
                 }
 
                 await cancellation.DisposeAsync().ConfigureAwait(false);
