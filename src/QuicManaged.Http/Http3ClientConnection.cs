@@ -20,10 +20,11 @@ internal sealed class Http3ClientConnection
     private readonly QuicManagedHttpHandler _handler;
     private readonly string _host;
     private readonly int _port;
-    // Requests whose response headers have not arrived, by stream id (GOAWAY rejects those at or above its id), in
-    // stripes by id, each its own lock: concurrent requests seldom wait for one another, and adding allocates nothing
-    // once a stripe has grown.
-    private readonly Dictionary<long, RequestState>[] _awaitingHeaders = CreateStripes();
+    // Requests whose response headers have not arrived (GOAWAY rejects those at or above its id): each in the slot of its
+    // stream index, taken and freed with a compare-exchange (no lock, no allocation); a request whose slot is taken
+    // (more than AwaitingSlots requests in flight) goes to the locked overflow dictionary.
+    private readonly RequestState?[] _awaitingSlots = new RequestState?[AwaitingSlots];
+    private readonly Dictionary<long, RequestState> _awaitingOverflow = new();
     private string? _authority;
     private List<HeaderField>? _spareFields;
     private readonly List<QuicStream> _localStreams = new();
@@ -40,17 +41,30 @@ internal sealed class Http3ClientConnection
     private volatile Exception? _failure;
     private int _closed;
 
-    private const int AwaitingStripes = 8;
+    private const int AwaitingSlots = 256;
 
-    private static Dictionary<long, RequestState>[] CreateStripes()
+    private void AddAwaiting(RequestState state)
     {
-        var stripes = new Dictionary<long, RequestState>[AwaitingStripes];
-        for (int i = 0; i < stripes.Length; i++)
+        long id = state.Stream.Id;
+        if (Interlocked.CompareExchange(ref _awaitingSlots[(int)(id >> 2) & (AwaitingSlots - 1)], state, null) is not null)
         {
-            stripes[i] = new Dictionary<long, RequestState>();
+            lock (_awaitingOverflow)
+            {
+                _awaitingOverflow[id] = state;
+            }
         }
+    }
 
-        return stripes;
+    private void RemoveAwaiting(RequestState state)
+    {
+        long id = state.Stream.Id;
+        if (Interlocked.CompareExchange(ref _awaitingSlots[(int)(id >> 2) & (AwaitingSlots - 1)], null, state) != state)
+        {
+            lock (_awaitingOverflow)
+            {
+                _awaitingOverflow.Remove(id);
+            }
+        }
     }
 
     public Http3ClientConnection(QuicManagedHttpHandler handler, (string Host, int Port) key, string host, int port)
@@ -316,16 +330,21 @@ internal sealed class Http3ClientConnection
     {
         _handler.Remove(this);
         List<RequestState> rejected = new();
-        foreach (Dictionary<long, RequestState> awaiting in _awaitingHeaders)
+        foreach (RequestState? state in _awaitingSlots)
         {
-            lock (awaiting)
+            if (state is not null && state.Stream.Id >= id)
             {
-                foreach ((long streamId, RequestState state) in awaiting)
+                rejected.Add(state);
+            }
+        }
+
+        lock (_awaitingOverflow)
+        {
+            foreach ((long streamId, RequestState state) in _awaitingOverflow)
+            {
+                if (streamId >= id)
                 {
-                    if (streamId >= id)
-                    {
-                        rejected.Add(state);
-                    }
+                    rejected.Add(state);
                 }
             }
         }
@@ -458,11 +477,7 @@ internal sealed class Http3ClientConnection
             throw new Http3RetryException("The server sent GOAWAY before this request.");
         }
 
-        Dictionary<long, RequestState> awaiting = _awaitingHeaders[(int)(stream.Id >> 2) & (AwaitingStripes - 1)];
-        lock (awaiting)
-        {
-            awaiting[stream.Id] = state;
-        }
+        AddAwaiting(state);
 
         bool handedOver = false;
         CancellationTokenRegistration cancellation = default;
@@ -529,10 +544,7 @@ internal sealed class Http3ClientConnection
                 }
             }
 
-            lock (awaiting)
-            {
-                awaiting.Remove(stream.Id);
-            }
+            RemoveAwaiting(state);
 
             await cancellation.DisposeAsync().ConfigureAwait(false);
             var body = new Http3ResponseStream(this, state, reader, response, sendBody, request.Method == HttpMethod.Head);
@@ -560,10 +572,7 @@ internal sealed class Http3ClientConnection
         {
             if (!handedOver)
             {
-                lock (awaiting)
-                {
-                    awaiting.Remove(stream.Id);
-                }
+                RemoveAwaiting(state);
 
                 await cancellation.DisposeAsync().ConfigureAwait(false);
                 state.Continue?.TrySetResult(false);
