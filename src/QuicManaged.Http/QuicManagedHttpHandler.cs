@@ -187,10 +187,9 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
 
     /// <summary>
     /// A connection for the authority (connected or still connecting), and whether one of its streams was reserved for
-    /// the request. With
-    /// <see cref="EnableMultipleHttp3Connections"/> a connection with a free stream is preferred and, when every
-    /// connected one is at its limit, a new connection is opened; otherwise there is one connection per authority
-    /// and a request beyond the server's stream limit waits inside it for MAX_STREAMS.
+    /// the request. With <see cref="EnableMultipleHttp3Connections"/> a connection with a free stream is preferred and,
+    /// when every connected one is at its limit, a new connection is opened; otherwise there is one connection per
+    /// authority and a request beyond the server's stream limit waits inside it for MAX_STREAMS.
     /// </summary>
     private Http3ClientConnection GetOrAddConnection(Uri uri, out bool reserved)
     {
