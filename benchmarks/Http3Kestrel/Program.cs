@@ -40,6 +40,7 @@ var secondsOption = new Option<double>("--seconds") { Description = "Measured se
 var warmupOption = new Option<double>("--warmup") { Description = "Seconds of requests before each measurement (not counted).", DefaultValueFactory = _ => 2 };
 var roundsOption = new Option<int>("--rounds") { Description = "How many times every server x client combination runs, alternating.", DefaultValueFactory = _ => 1 };
 var sizeOption = new Option<int>("--size") { Description = "Bytes of each response body.", DefaultValueFactory = _ => 5 };
+var exceptionsOption = new Option<bool>("--exceptions") { Description = "Also print, per run (warm-up included), the exceptions raised in the process (first chance: client and server) by type and message, most frequent first." };
 var allocationsOption = new Option<bool>("--allocations") { Description = "Also print, per run, the types allocated most (sampled by the runtime's AllocationTick events, about one per 100 KB)." };
 foreach (Option<int> positive in new[] { concurrencyOption, roundsOption })
 {
@@ -55,15 +56,21 @@ var root = new RootCommand(
     "(server and client in this process). Prints one line per run, then per combination the median requests/s, bytes allocated and " +
     "CPU time per request (the whole process: server and client), and the ratio to the msquic/msquic pair when it ran.")
 {
-    serverOption, clientOption, concurrencyOption, secondsOption, warmupOption, roundsOption, sizeOption, allocationsOption,
+    serverOption, clientOption, concurrencyOption, secondsOption, warmupOption, roundsOption, sizeOption, allocationsOption, exceptionsOption,
 };
 root.SetAction((parse, cancellationToken) => RunAsync(
     parse.GetValue(serverOption)!.Distinct().ToArray(), parse.GetValue(clientOption)!.Distinct().ToArray(), parse.GetValue(concurrencyOption),
-    parse.GetValue(secondsOption), parse.GetValue(warmupOption), parse.GetValue(roundsOption), parse.GetValue(sizeOption), parse.GetValue(allocationsOption)));
+    parse.GetValue(secondsOption), parse.GetValue(warmupOption), parse.GetValue(roundsOption), parse.GetValue(sizeOption), parse.GetValue(allocationsOption), parse.GetValue(exceptionsOption)));
 return await root.Parse(args).InvokeAsync();
 
-static async Task<int> RunAsync(string[] servers, string[] clients, int concurrency, double seconds, double warmup, int rounds, int size, bool allocations)
+static async Task<int> RunAsync(string[] servers, string[] clients, int concurrency, double seconds, double warmup, int rounds, int size, bool allocations, bool exceptions)
 {
+    var raised = new System.Collections.Concurrent.ConcurrentDictionary<string, int>();
+    if (exceptions)
+    {
+        AppDomain.CurrentDomain.FirstChanceException += (_, e) => raised.AddOrUpdate(e.Exception.GetType().Name + ": " + e.Exception.Message, 1, static (_, n) => n + 1);
+    }
+
     if ((servers.Contains("msquic") || clients.Contains("msquic")) && !System.Net.Quic.QuicListener.IsSupported)
     {
         Console.Error.WriteLine("msquic is not loadable: put libmsquic on LD_LIBRARY_PATH");
@@ -81,6 +88,7 @@ static async Task<int> RunAsync(string[] servers, string[] clients, int concurre
             foreach (string client in clients)
             {
                 using AllocationSampler? sampler = allocations ? new AllocationSampler() : null;
+                raised.Clear();
                 Run run = await RunOnceAsync(certificate, server, client, body, concurrency, seconds, warmup, sampler);
                 if (run.Failed < 0)
                 {
@@ -91,6 +99,10 @@ static async Task<int> RunAsync(string[] servers, string[] clients, int concurre
                     $"round {round}: server {server}, client {client}, {concurrency} concurrent, {seconds} s: {run.RequestsPerSecond:F0} requests/s, " +
                     $"{run.BytesPerRequest:F0} B allocated/request, {run.CpuMicrosecondsPerRequest:F0} us CPU/request, {run.Gen0} gen0 GCs ({run.Completed} ok, {run.Failed} failed)"));
                 sampler?.Print(run.Completed);
+                foreach ((string what, int count) in raised.OrderByDescending(static p => p.Value).Take(8))
+                {
+                    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"        {count,8} x  {what}"));
+                }
                 (results.TryGetValue((server, client), out List<Run>? list) ? list : results[(server, client)] = []).Add(run);
             }
         }

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Globalization;
 using System.Net;
 using System.Net.Quic.Managed;
@@ -21,7 +20,13 @@ internal sealed class Http3ClientConnection
     private readonly QuicManagedHttpHandler _handler;
     private readonly string _host;
     private readonly int _port;
-    private readonly ConcurrentDictionary<long, RequestState> _awaitingHeaders = new();
+    // Requests whose response headers have not arrived (GOAWAY rejects those at or above its id): each in the slot of its
+    // stream index, taken and freed with a compare-exchange (no lock, no allocation); a request whose slot is taken
+    // (more than AwaitingSlots requests in flight) goes to the locked overflow dictionary.
+    private readonly RequestState?[] _awaitingSlots = new RequestState?[AwaitingSlots];
+    private readonly Dictionary<long, RequestState> _awaitingOverflow = new();
+    private string? _authority;
+    private List<HeaderField>? _spareFields;
     private readonly List<QuicStream> _localStreams = new();
     private QuicConnection? _quic;
     private readonly Http3PeerStreams _peerStreams;
@@ -36,7 +41,33 @@ internal sealed class Http3ClientConnection
     private volatile Exception? _failure;
     private int _closed;
 
-    public Http3ClientConnection(QuicManagedHttpHandler handler, string key, string host, int port)
+    private const int AwaitingSlots = 256;
+
+    private void AddAwaiting(RequestState state)
+    {
+        long id = state.Stream.Id;
+        if (Interlocked.CompareExchange(ref _awaitingSlots[(int)(id >> 2) & (AwaitingSlots - 1)], state, null) is not null)
+        {
+            lock (_awaitingOverflow)
+            {
+                _awaitingOverflow[id] = state;
+            }
+        }
+    }
+
+    private void RemoveAwaiting(RequestState state)
+    {
+        long id = state.Stream.Id;
+        if (Interlocked.CompareExchange(ref _awaitingSlots[(int)(id >> 2) & (AwaitingSlots - 1)], null, state) != state)
+        {
+            lock (_awaitingOverflow)
+            {
+                _awaitingOverflow.Remove(id);
+            }
+        }
+    }
+
+    public Http3ClientConnection(QuicManagedHttpHandler handler, (string Host, int Port) key, string host, int port)
     {
         _handler = handler;
         Key = key;
@@ -48,7 +79,8 @@ internal sealed class Http3ClientConnection
         Connected = ConnectAsync();
     }
 
-    public string Key { get; }
+    /// <summary>The pool key: the URI's IDN host and port.</summary>
+    public (string Host, int Port) Key { get; }
 
     /// <summary>The QPACK decoder state of this connection (tests read its insert and byte counts).</summary>
     internal QpackDecoderSession Qpack => _qpack;
@@ -297,13 +329,30 @@ internal sealed class Http3ClientConnection
     private void OnGoaway(long id)
     {
         _handler.Remove(this);
-        foreach ((long streamId, RequestState state) in _awaitingHeaders)
+        List<RequestState> rejected = new();
+        foreach (RequestState? state in _awaitingSlots)
         {
-            if (streamId >= id)
+            if (state is not null && state.Stream.Id >= id)
             {
-                state.Rejected = true;
-                state.Abort((long)Http3ErrorCode.RequestCancelled);
+                rejected.Add(state);
             }
+        }
+
+        lock (_awaitingOverflow)
+        {
+            foreach ((long streamId, RequestState state) in _awaitingOverflow)
+            {
+                if (streamId >= id)
+                {
+                    rejected.Add(state);
+                }
+            }
+        }
+
+        foreach (RequestState state in rejected)
+        {
+            state.Rejected = true;
+            state.Abort((long)Http3ErrorCode.RequestCancelled);
         }
     }
 
@@ -335,6 +384,8 @@ internal sealed class Http3ClientConnection
     public void BeginDrain()
     {
         _draining = true;
+        // Full fence: either SendAsync sees the flag after counting its request in, or this sees the request counted.
+        Interlocked.MemoryBarrier();
         if (Volatile.Read(ref _active) == 0)
         {
             Close();
@@ -364,7 +415,12 @@ internal sealed class Http3ClientConnection
         }
     }
 
-    public async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, bool streamReserved, CancellationToken cancellationToken)
+    /// <summary>
+    /// Sends <paramref name="request"/> on a new request stream and reads the response's headers; the body follows
+    /// through the response content. Awaited once by the handler: its state machine is pooled.
+    /// </summary>
+    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder<>))]
+    public async ValueTask<HttpResponseMessage> SendAsync(HttpRequestMessage request, bool streamReserved, CancellationToken cancellationToken)
     {
         QuicConnection quic = _quic!;
         Interlocked.Increment(ref _active);
@@ -380,6 +436,13 @@ internal sealed class Http3ClientConnection
             if (_failure is not null)
             {
                 throw new Http3RetryException("The connection closed before the request was sent.", _failure);
+            }
+
+            if (_draining)
+            {
+                // GOAWAY (or disposal) came between choosing this connection and counting the request in: the drain
+                // may already be closing it (it saw no request active), so the request goes to another connection.
+                throw new Http3RetryException("The connection began to close before the request was sent.");
             }
 
             stream = await quic.OpenOutboundStreamAsync(QuicStreamType.Bidirectional, cancellationToken).ConfigureAwait(false);
@@ -414,29 +477,75 @@ internal sealed class Http3ClientConnection
             throw new Http3RetryException("The server sent GOAWAY before this request.");
         }
 
-        _awaitingHeaders[stream.Id] = state;
+        AddAwaiting(state);
+
         bool handedOver = false;
         CancellationTokenRegistration cancellation = default;
+        // Small: it holds frame headers and the response's HEADERS; DATA payloads go straight to the reader's buffer.
+        // Pooled: given back when the response is read to its end, or here when the request fails.
+        var reader = new Http3FrameReader(stream, 2048, pooled: true);
         try
         {
             cancellation = cancellationToken.UnsafeRegister(static s => ((RequestState)s!).Abort((long)Http3ErrorCode.RequestCancelled), state);
-            byte[] headers = Http3Message.EncodeHeadersFrame(Http3RequestHeaders.Build(request));
+            byte[] headers = Http3RequestHeaders.RentHeadersFrame(request, AuthorityFor(request), out int headersOffset, out int headersLength);
             Task sendBody;
-            if (request.Content is null)
+            try
             {
-                await stream.WriteAsync(headers, completeWrites: true, cancellationToken).ConfigureAwait(false);
-                sendBody = Task.CompletedTask;
+                if (request.Content is null)
+                {
+                    await stream.WriteAsync(headers.AsMemory(headersOffset, headersLength), completeWrites: true, cancellationToken).ConfigureAwait(false);
+                    sendBody = Task.CompletedTask;
+                }
+                else
+                {
+                    await stream.WriteAsync(headers.AsMemory(headersOffset, headersLength), cancellationToken).ConfigureAwait(false);
+                    sendBody = SendBodyAsync(state, request.Content, _handler.Expect100ContinueTimeout, cancellationToken);
+                }
             }
-            else
+            finally
             {
-                await stream.WriteAsync(headers, cancellationToken).ConfigureAwait(false);
-                sendBody = SendBodyAsync(state, request.Content, _handler.Expect100ContinueTimeout, cancellationToken);
+                // A completed write no longer refers to the buffer (the stream copied or sent it).
+                System.Buffers.ArrayPool<byte>.Shared.Return(headers);
             }
 
-            // Small: it holds frame headers and the response's HEADERS; DATA payloads go straight to the reader's buffer.
-            var reader = new Http3FrameReader(stream, 2048);
-            HttpResponseMessage response = await ReadResponseHeadersAsync(request, state, reader, cancellationToken).ConfigureAwait(false);
-            _awaitingHeaders.TryRemove(stream.Id, out _);
+            // The response's headers, read here rather than in a method of their own: one state machine per request fewer.
+            HttpResponseMessage? response = null;
+            while (response is null)
+            {
+                Http3FrameHeader header = await reader.ReadFrameHeaderAsync(cancellationToken).ConfigureAwait(false)
+                    ?? throw new Http3ProtocolException(Http3ErrorCode.RequestIncomplete, "the response ended before its headers");
+                switch (header.Type)
+                {
+                    case Http3FrameType.Headers:
+                        int max = _handler.MaxResponseHeadersLength;
+                        // Usually the whole section arrived with the frame header: it is decoded where it lies.
+                        ReadOnlyMemory<byte> payload = reader.TryTakeBufferedPayload(max, out ReadOnlyMemory<byte> buffered) ? buffered
+                            : await reader.ReadWholePayloadAsync(max, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
+                        // One decoded-field list per connection is reused by the request that finds it free.
+                        List<HeaderField> fields = Interlocked.Exchange(ref _spareFields, null) ?? new List<HeaderField>(8);
+                        try
+                        {
+                            await _qpack.DecodeAsync(payload, stream.Id, max, cancellationToken, fields).ConfigureAwait(false);
+                            response = ToResponse(request, state, fields); // null: informational, the final one follows
+                        }
+                        finally
+                        {
+                            fields.Clear();
+                            Volatile.Write(ref _spareFields, fields);
+                        }
+
+                        break;
+                    case Http3FrameType.Data:
+                        throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "DATA before the response headers");
+                    default:
+                        Http3FrameType.RejectOnRequestStream(header.Type);
+                        await reader.SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
+                        break;
+                }
+            }
+
+            RemoveAwaiting(state);
+
             await cancellation.DisposeAsync().ConfigureAwait(false);
             var body = new Http3ResponseStream(this, state, reader, response, sendBody, request.Method == HttpMethod.Head);
             var content = (Http3ResponseContent)response.Content;
@@ -461,15 +570,33 @@ internal sealed class Http3ClientConnection
         }
         finally
         {
-            _awaitingHeaders.TryRemove(stream.Id, out _);
-            await cancellation.DisposeAsync().ConfigureAwait(false);
             if (!handedOver)
             {
+                RemoveAwaiting(state);
+
+                await cancellation.DisposeAsync().ConfigureAwait(false);
                 state.Continue?.TrySetResult(false);
+                // Every read of the reader was awaited: none is in progress, none follows.
+                reader.ReturnBuffer();
                 await stream.DisposeAsync().ConfigureAwait(false);
                 OnRequestDone();
             }
         }
+    }
+
+    /// <summary>
+    /// The request's :authority: the connection's own (made once) when the request has no Host header and targets the
+    /// connection's host and port, which is every request but those with a Host header; null: computed from the request.
+    /// </summary>
+    private string? AuthorityFor(HttpRequestMessage request)
+    {
+        Uri uri = request.RequestUri!;
+        if (uri.Port != _port || request.Headers.Host is not null || !string.Equals(uri.IdnHost, _host, StringComparison.Ordinal))
+        {
+            return null;
+        }
+
+        return _authority ??= Http3RequestHeaders.Authority(_host, _port, uri.IsDefaultPort, uri.HostNameType == UriHostNameType.IPv6);
     }
 
     /// <summary>Maps a transport or protocol failure to what HttpClient users expect; connection errors close the connection.</summary>
@@ -554,61 +681,45 @@ internal sealed class Http3ClientConnection
         }
     }
 
-    private async Task<HttpResponseMessage> ReadResponseHeadersAsync(HttpRequestMessage request, RequestState state, Http3FrameReader reader, CancellationToken cancellationToken)
+    /// <summary>The response of a decoded field section; null for an informational (1xx) one, which is skipped.</summary>
+    private static HttpResponseMessage? ToResponse(HttpRequestMessage request, RequestState state, List<HeaderField> fields)
     {
-        while (true)
+        Http3Message.Validate(fields, isRequest: false);
+        string? statusText = Http3Message.Find(fields, ":status");
+        if (statusText is null || statusText.Length != 3
+            || !int.TryParse(statusText, NumberStyles.None, CultureInfo.InvariantCulture, out int status) || status < 100)
         {
-            Http3FrameHeader header = await reader.ReadFrameHeaderAsync(cancellationToken).ConfigureAwait(false)
-                ?? throw new Http3ProtocolException(Http3ErrorCode.RequestIncomplete, "the response ended before its headers");
-            switch (header.Type)
+            throw new Http3ProtocolException(Http3ErrorCode.MessageError, "missing or invalid :status");
+        }
+
+        if (status < 200)
+        {
+            // Informational responses precede the final one (RFC 9114 §4.1) and are skipped; 100 releases
+            // a body held back by Expect: 100-continue.
+            if (status == 100)
             {
-                case Http3FrameType.Headers:
-                    byte[] payload = await reader.ReadWholePayloadAsync(_handler.MaxResponseHeadersLength, Http3ErrorCode.ExcessiveLoad, cancellationToken).ConfigureAwait(false);
-                    List<HeaderField> fields = await Http3Message.DecodeFieldSectionAsync(payload, _handler.MaxResponseHeadersLength, _qpack, state.Stream.Id, cancellationToken).ConfigureAwait(false);
-                    Http3Message.Validate(fields, isRequest: false);
-                    string? statusText = Http3Message.Find(fields, ":status");
-                    if (statusText is null || statusText.Length != 3
-                        || !int.TryParse(statusText, NumberStyles.None, CultureInfo.InvariantCulture, out int status) || status < 100)
-                    {
-                        throw new Http3ProtocolException(Http3ErrorCode.MessageError, "missing or invalid :status");
-                    }
+                state.Continue?.TrySetResult(true);
+            }
 
-                    if (status < 200)
-                    {
-                        // Informational responses precede the final one (RFC 9114 §4.1) and are skipped; 100 releases
-                        // a body held back by Expect: 100-continue.
-                        if (status == 100)
-                        {
-                            state.Continue?.TrySetResult(true);
-                        }
+            return null;
+        }
 
-                        continue;
-                    }
-
-                    state.Continue?.TrySetResult(status < 300);
-                    var response = new HttpResponseMessage((HttpStatusCode)status)
-                    {
-                        Version = HttpVersion.Version30,
-                        RequestMessage = request,
-                        Content = new Http3ResponseContent(),
-                    };
-                    foreach (HeaderField field in fields)
-                    {
-                        if (field.Name[0] != ':' && !response.Headers.TryAddWithoutValidation(field.Name, field.Value))
-                        {
-                            response.Content.Headers.TryAddWithoutValidation(field.Name, field.Value);
-                        }
-                    }
-
-                    return response;
-                case Http3FrameType.Data:
-                    throw new Http3ProtocolException(Http3ErrorCode.FrameUnexpected, "DATA before the response headers");
-                default:
-                    Http3FrameType.RejectOnRequestStream(header.Type);
-                    await reader.SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
-                    break;
+        state.Continue?.TrySetResult(status < 300);
+        var response = new HttpResponseMessage((HttpStatusCode)status)
+        {
+            Version = HttpVersion.Version30,
+            RequestMessage = request,
+            Content = new Http3ResponseContent(),
+        };
+        foreach (HeaderField field in fields)
+        {
+            if (field.Name[0] != ':' && !response.Headers.TryAddWithoutValidation(field.Name, field.Value))
+            {
+                response.Content.Headers.TryAddWithoutValidation(field.Name, field.Value);
             }
         }
+
+        return response;
     }
 
     /// <summary>Per-request state shared by the send and receive sides.</summary>

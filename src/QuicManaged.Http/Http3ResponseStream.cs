@@ -189,6 +189,7 @@ internal sealed class Http3ResponseStream : Stream
         _trailersSeen = true;
     }
 
+    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder))]
     public override async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
@@ -208,7 +209,12 @@ internal sealed class Http3ResponseStream : Stream
             }
         }
 
-        if (!_done)
+        if (_done)
+        {
+            // Read to the end: no read is in progress (the last one returned 0) and every later one returns 0 at once.
+            _reader.ReturnBuffer();
+        }
+        else
         {
             // The caller stopped reading early: tell the server to stop sending (RFC 9114 §4.1.1), and its encoder that
             // any trailers on this stream will not be decoded (RFC 9204 §4.4.2).

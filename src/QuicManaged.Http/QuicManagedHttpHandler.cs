@@ -17,7 +17,7 @@ namespace QuicManaged.Http;
 /// </summary>
 public sealed class QuicManagedHttpHandler : HttpMessageHandler
 {
-    private readonly Dictionary<string, List<Http3ClientConnection>> _connections = new(StringComparer.Ordinal);
+    private readonly Dictionary<(string Host, int Port), List<Http3ClientConnection>> _connections = new();
     private readonly Lock _lock = new();
     private bool _disposed;
 
@@ -67,7 +67,7 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
     {
         lock (_lock)
         {
-            return _connections.GetValueOrDefault(uri.IdnHost + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture))?.Count ?? 0;
+            return _connections.GetValueOrDefault((uri.IdnHost, uri.Port))?.Count ?? 0;
         }
     }
 
@@ -76,7 +76,7 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
     {
         lock (_lock)
         {
-            return _connections.GetValueOrDefault(uri.IdnHost + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture))?.FirstOrDefault();
+            return _connections.GetValueOrDefault((uri.IdnHost, uri.Port))?.FirstOrDefault();
         }
     }
 
@@ -136,7 +136,14 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
             bool reserved;
             try
             {
-                (connection, reserved) = await GetConnectionAsync(uri, cancellationToken).ConfigureAwait(false);
+                connection = GetOrAddConnection(uri, out reserved);
+                if (!connection.Connected.IsCompletedSuccessfully)
+                {
+                    await WaitConnectedAsync(connection, reserved, cancellationToken).ConfigureAwait(false);
+                }
+
+                // A connection that was still handshaking: take a stream if it has one; if not, the request waits inside it.
+                reserved = reserved || (EnableMultipleHttp3Connections && connection.TryReserveStream());
             }
             catch (Exception ex) when (mayFallBack && FallbackHandler is not null
                 && (ex is HttpRequestException || (ex is OperationCanceledException && !cancellationToken.IsCancellationRequested)))
@@ -179,16 +186,16 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
     }
 
     /// <summary>
-    /// A connection for the authority, and whether one of its streams was reserved for the request. With
-    /// <see cref="EnableMultipleHttp3Connections"/> a connection with a free stream is preferred and, when every
-    /// connected one is at its limit, a new connection is opened; otherwise there is one connection per authority
-    /// and a request beyond the server's stream limit waits inside it for MAX_STREAMS.
+    /// A connection for the authority (connected or still connecting), and whether one of its streams was reserved for
+    /// the request. With <see cref="EnableMultipleHttp3Connections"/> a connection with a free stream is preferred and,
+    /// when every connected one is at its limit, a new connection is opened; otherwise there is one connection per
+    /// authority and a request beyond the server's stream limit waits inside it for MAX_STREAMS.
     /// </summary>
-    private async Task<(Http3ClientConnection Connection, bool Reserved)> GetConnectionAsync(Uri uri, CancellationToken cancellationToken)
+    private Http3ClientConnection GetOrAddConnection(Uri uri, out bool reserved)
     {
-        string key = uri.IdnHost + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        (string Host, int Port) key = (uri.IdnHost, uri.Port);
         Http3ClientConnection? connection = null;
-        bool reserved = false;
+        reserved = false;
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
@@ -234,11 +241,17 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
 
             if (connection is null)
             {
-                connection = new Http3ClientConnection(this, key, uri.IdnHost, uri.Port);
+                connection = new Http3ClientConnection(this, key, key.Host, key.Port);
                 pool.Add(connection);
             }
         }
 
+        return connection;
+    }
+
+    /// <summary>Waits for a connection still handshaking (the caller checked it is not connected yet).</summary>
+    private async Task WaitConnectedAsync(Http3ClientConnection connection, bool reserved, CancellationToken cancellationToken)
+    {
         try
         {
             await connection.Connected.WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -262,9 +275,6 @@ public sealed class QuicManagedHttpHandler : HttpMessageHandler
 
             throw;
         }
-
-        // A connection that was still handshaking: take a stream if it has one; if not, the request waits inside it.
-        return (connection, reserved || (EnableMultipleHttp3Connections && connection.TryReserveStream()));
     }
 
     internal void Remove(Http3ClientConnection connection)

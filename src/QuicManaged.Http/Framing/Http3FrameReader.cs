@@ -10,16 +10,63 @@ namespace QuicManaged.Http.Framing;
 internal sealed class Http3FrameReader
 {
     private readonly Stream _stream;
-    private readonly byte[] _buffer;
+    private byte[] _buffer;
+    private readonly bool _pooled;
     private int _start;
     private int _end;
     private bool _endOfStream;
     private long _payloadRemaining;
 
-    public Http3FrameReader(Stream stream, int bufferSize = 16 * 1024)
+    /// <param name="stream">The stream read from.</param>
+    /// <param name="bufferSize">The buffer for frame headers and whole payloads (at least a frame header).</param>
+    /// <param name="pooled">
+    /// The buffer comes from <see cref="System.Buffers.ArrayPool{T}.Shared"/>; the owner gives it back with
+    /// <see cref="ReturnBuffer"/> once no read is in progress or will follow (else the garbage collector takes it).
+    /// </param>
+    public Http3FrameReader(Stream stream, int bufferSize = 16 * 1024, bool pooled = false)
     {
         _stream = stream;
-        _buffer = new byte[Math.Max(bufferSize, Http3FrameCodec.MaxFrameHeaderLength)];
+        bufferSize = Math.Max(bufferSize, Http3FrameCodec.MaxFrameHeaderLength);
+        _pooled = pooled;
+        _buffer = pooled ? System.Buffers.ArrayPool<byte>.Shared.Rent(bufferSize) : new byte[bufferSize];
+    }
+
+    /// <summary>
+    /// Gives a pooled buffer back; the reader is unusable afterwards (a read throws rather than touching the buffer).
+    /// Call only when no read is in progress and none will start.
+    /// </summary>
+    public void ReturnBuffer()
+    {
+        byte[] buffer = _buffer;
+        if (!_pooled || buffer.Length == 0)
+        {
+            return;
+        }
+
+        _buffer = [];
+        _start = _end = 0;
+        _payloadRemaining = 0;
+        System.Buffers.ArrayPool<byte>.Shared.Return(buffer);
+    }
+
+    /// <summary>
+    /// The whole current payload when it is already buffered and at most <paramref name="maxLength"/> bytes (consumed);
+    /// false when it is not (nothing consumed): then <see cref="ReadWholePayloadAsync"/> reads it.
+    /// The memory stays valid until the next read on this reader.
+    /// </summary>
+    public bool TryTakeBufferedPayload(int maxLength, out ReadOnlyMemory<byte> payload)
+    {
+        if (_payloadRemaining > maxLength || _payloadRemaining > _end - _start)
+        {
+            payload = default;
+            return false;
+        }
+
+        int length = (int)_payloadRemaining;
+        payload = _buffer.AsMemory(_start, length);
+        _start += length;
+        _payloadRemaining = 0;
+        return true;
     }
 
     /// <summary>Payload bytes of the current frame not yet consumed.</summary>
@@ -46,11 +93,29 @@ internal sealed class Http3FrameReader
     /// <summary>
     /// Reads the next frame header, first discarding whatever is left of the current payload.
     /// Returns null at a clean end of stream (between frames); a stream ending inside a frame is H3_FRAME_ERROR.
+    /// A header already buffered (the usual case after the first read of a response) is returned without an await.
     /// </summary>
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<Http3FrameHeader?> ReadFrameHeaderAsync(CancellationToken cancellationToken)
+    public ValueTask<Http3FrameHeader?> ReadFrameHeaderAsync(CancellationToken cancellationToken)
     {
-        await SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
+        if (_payloadRemaining == 0
+            && Http3FrameCodec.TryReadFrameHeader(_buffer.AsSpan(_start, _end - _start), out Http3FrameHeader header, out int consumed))
+        {
+            _start += consumed;
+            _payloadRemaining = header.Length;
+            return new ValueTask<Http3FrameHeader?>(header);
+        }
+
+        return ReadFrameHeaderSlowAsync(cancellationToken);
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<Http3FrameHeader?> ReadFrameHeaderSlowAsync(CancellationToken cancellationToken)
+    {
+        if (_payloadRemaining > 0)
+        {
+            await SkipPayloadAsync(cancellationToken).ConfigureAwait(false);
+        }
+
         while (true)
         {
             if (Http3FrameCodec.TryReadFrameHeader(_buffer.AsSpan(_start, _end - _start), out Http3FrameHeader header, out int consumed))
@@ -60,7 +125,15 @@ internal sealed class Http3FrameReader
                 return header;
             }
 
-            if (!await FillAsync(cancellationToken).ConfigureAwait(false))
+            // The fill is inline (not FillAsync): a read that waits costs one state machine, not two.
+            bool filled = false;
+            if (PrepareFill() is { } free)
+            {
+                int n = await _stream.ReadAsync(free, cancellationToken).ConfigureAwait(false);
+                filled = CompleteFill(n);
+            }
+
+            if (!filled)
             {
                 if (_end == _start)
                 {
@@ -160,10 +233,15 @@ internal sealed class Http3FrameReader
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<bool> FillAsync(CancellationToken cancellationToken)
+        => PrepareFill() is { } free && CompleteFill(await _stream.ReadAsync(free, cancellationToken).ConfigureAwait(false));
+
+    /// <summary>The free part of the buffer to read into (buffered bytes moved to its start); null at the end of the stream.</summary>
+    private Memory<byte>? PrepareFill()
     {
+        ObjectDisposedException.ThrowIf(_buffer.Length == 0, this); // the pooled buffer was given back
         if (_endOfStream)
         {
-            return false;
+            return null;
         }
 
         if (_start > 0)
@@ -173,14 +251,19 @@ internal sealed class Http3FrameReader
             _start = 0;
         }
 
-        int n = await _stream.ReadAsync(_buffer.AsMemory(_end), cancellationToken).ConfigureAwait(false);
-        if (n == 0)
+        return _buffer.AsMemory(_end);
+    }
+
+    /// <summary>Takes the <paramref name="read"/> bytes a fill read; false (and the end noted) for 0.</summary>
+    private bool CompleteFill(int read)
+    {
+        if (read == 0)
         {
             _endOfStream = true;
             return false;
         }
 
-        _end += n;
+        _end += read;
         return true;
     }
 }

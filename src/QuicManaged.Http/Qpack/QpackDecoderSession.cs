@@ -127,12 +127,19 @@ internal sealed class QpackDecoderSession
         }
     }
 
+    /// <summary>Decodes a field section held in an array (see the overload on memory).</summary>
+    public ValueTask<List<HeaderField>> DecodeAsync(byte[] section, long streamId, long maxFieldSectionSize, CancellationToken cancellationToken)
+        => DecodeAsync(section.AsMemory(), streamId, maxFieldSectionSize, cancellationToken, null);
+
     /// <summary>
     /// Decodes the field section of a HEADERS frame on <paramref name="streamId"/>, first waiting (blocked) until the
-    /// table holds its Required Insert Count. Canceling a blocked wait sends Stream Cancellation.
+    /// table holds its Required Insert Count. Canceling a blocked wait sends Stream Cancellation. The fields are appended
+    /// to <paramref name="into"/> when given (the caller's reusable list), else to a new list. <paramref name="section"/>
+    /// must stay unchanged until the returned task completes.
     /// </summary>
     /// <exception cref="Http3ProtocolException">QPACK_DECOMPRESSION_FAILED (or H3_EXCESSIVE_LOAD for the size limit).</exception>
-    public async ValueTask<List<HeaderField>> DecodeAsync(byte[] section, long streamId, long maxFieldSectionSize, CancellationToken cancellationToken)
+    public async ValueTask<List<HeaderField>> DecodeAsync(ReadOnlyMemory<byte> section, long streamId, long maxFieldSectionSize, CancellationToken cancellationToken,
+        List<HeaderField>? into = null)
     {
         Waiter? waiter = null;
         long insertsAtArrival;
@@ -141,7 +148,7 @@ internal sealed class QpackDecoderSession
         {
             ThrowIfFailed();
             insertsAtArrival = _table.InsertCount;
-            Http3ErrorCode error = QpackDecoder.ReadPrefix(section, _table.MaxEntries, insertsAtArrival, out requiredInsertCount, out _, out _, out string? reason);
+            Http3ErrorCode error = QpackDecoder.ReadPrefix(section.Span, _table.MaxEntries, insertsAtArrival, out requiredInsertCount, out _, out _, out string? reason);
             if (error != Http3ErrorCode.NoError)
             {
                 throw new Http3ProtocolException(error, reason ?? "invalid field section prefix");
@@ -174,12 +181,12 @@ internal sealed class QpackDecoderSession
             }
         }
 
-        List<HeaderField> fields = new();
+        List<HeaderField> fields = into ?? new();
         bool queued = false;
         lock (_lock)
         {
             ThrowIfFailed();
-            Http3ErrorCode error = QpackDecoder.Decode(section, maxFieldSectionSize, fields, _table, insertsAtArrival, out string? reason);
+            Http3ErrorCode error = QpackDecoder.Decode(section.Span, maxFieldSectionSize, fields, _table, insertsAtArrival, out string? reason);
             if (error != Http3ErrorCode.NoError)
             {
                 throw new Http3ProtocolException(error, reason ?? "field section rejected");

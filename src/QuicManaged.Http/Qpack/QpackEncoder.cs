@@ -16,11 +16,14 @@ internal static class QpackEncoder
         long total = 2;
         for (int i = 0; i < fields.Count; i++)
         {
-            total += 20 + fields[i].Name.Length + fields[i].Value.Length;
+            total += GetMaxEncodedLength(fields[i].Name, fields[i].Value);
         }
 
         return checked((int)total);
     }
+
+    /// <summary>Upper bound on the encoded size of one field line: 10-byte integers for name and value lengths plus the raw strings.</summary>
+    public static int GetMaxEncodedLength(string name, string value) => checked(20 + name.Length + value.Length);
 
     public static byte[] Encode(IReadOnlyList<HeaderField> fields)
     {
@@ -55,7 +58,8 @@ internal static class QpackEncoder
         return offset;
     }
 
-    private static int EncodeLine(HeaderField field, Span<byte> destination)
+    /// <summary>Encodes one field line. Returns bytes written, or -1 when <paramref name="destination"/> is too small.</summary>
+    public static int EncodeLine(HeaderField field, Span<byte> destination)
     {
         QpackStaticTable.Find(field.Name, field.Value, out int exactIndex, out int nameIndex);
         if (exactIndex >= 0)

@@ -118,24 +118,44 @@ internal static class QpackStaticTable
     {
         exactIndex = -1;
         nameIndex = -1;
-        for (int i = 0; i < s_entries.Length; i++)
+        if (!s_byName.TryGetValue(name, out int[]? indexes))
         {
-            HeaderField entry = s_entries[i];
-            if (!string.Equals(entry.Name, name, StringComparison.Ordinal))
-            {
-                continue;
-            }
+            return;
+        }
 
-            if (nameIndex < 0)
-            {
-                nameIndex = i;
-            }
-
-            if (string.Equals(entry.Value, value, StringComparison.Ordinal))
+        nameIndex = indexes[0];
+        foreach (int i in indexes)
+        {
+            if (string.Equals(s_entries[i].Value, value, StringComparison.Ordinal))
             {
                 exactIndex = i;
                 return;
             }
         }
+    }
+
+    /// <summary>The entries of each name, in index order: a lookup reads one name's entries, not the whole table.</summary>
+    private static readonly Dictionary<string, int[]> s_byName = BuildNameIndex();
+
+    private static Dictionary<string, int[]> BuildNameIndex()
+    {
+        var lists = new Dictionary<string, List<int>>(StringComparer.Ordinal);
+        for (int i = 0; i < s_entries.Length; i++)
+        {
+            if (!lists.TryGetValue(s_entries[i].Name, out List<int>? list))
+            {
+                lists[s_entries[i].Name] = list = new List<int>();
+            }
+
+            list.Add(i);
+        }
+
+        var index = new Dictionary<string, int[]>(lists.Count, StringComparer.Ordinal);
+        foreach (KeyValuePair<string, List<int>> pair in lists)
+        {
+            index[pair.Key] = pair.Value.ToArray();
+        }
+
+        return index;
     }
 }
