@@ -274,7 +274,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             while (!fin && !reset)
             {
                 long readable = Core.GetReadableBytes(Id);
-                Span<byte> space = readable > 0 ? _received.GetWriteSpan() : Span<byte>.Empty;
+                Span<byte> space = readable > 0 ? _received.GetWriteSpan(readable) : Span<byte>.Empty;
                 int n = Core.ReadStream(Id, space, holdCredit: true, out fin, out reset, out code);
                 if (readable > 0) _received.Advance(n);
                 if (n == 0 || n >= readable) break;

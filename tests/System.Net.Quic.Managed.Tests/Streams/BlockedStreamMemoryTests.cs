@@ -1,0 +1,73 @@
+using System.Net.Quic.Managed.Core;
+using System.Net.Quic.Managed.Streams;
+using Xunit.Abstractions;
+
+namespace System.Net.Quic.Managed.Tests.Streams;
+
+/// <summary>
+/// What a stream blocked on a slow reader costs in memory, on the core layer, in the deterministic simulator: a client
+/// with 2,048-byte stream windows opens N streams, asks on each, and never reads; the server writes 64 KiB on each.
+/// The managed heap both connections hold is measured after full collections (a memory bound, not a timing).
+/// </summary>
+public class BlockedStreamMemoryTests(ITestOutputHelper output)
+{
+    [Fact]
+    public void BlockedStreamsCostAFewHundredBytesEachBesidesTheSendBudget()
+    {
+        const int streamCount = 1000;
+        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = 100_000_000 };
+        var clientStreams = new StreamTableOptions
+        {
+            InitialMaxData = 256 * 1024, MaxConnectionReceiveWindow = 256 * 1024,
+            InitialMaxStreamDataBidiLocal = 2048, InitialMaxStreamDataBidiRemote = 2048, InitialMaxStreamDataUni = 2048,
+            MaxStreamReceiveWindow = 2048, MaxStreamsBidi = 0, MaxStreamsUni = 0,
+        };
+        var serverStreams = new StreamTableOptions { MaxStreamsBidi = streamCount, MaxStreamsUni = 0 };
+        using var pair = new QuicPair(seed: 30, link, configure: p =>
+        {
+            p.ClientOptions = new ConnectionOptions { Random = p.ClientOptions.Random, Name = "client", Streams = clientStreams };
+            p.ServerOptions = new ConnectionOptions { Random = p.ServerOptions.Random, Name = "server", Streams = serverStreams };
+        });
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        byte[] chunk = new byte[64 * 1024];
+        long before = MeasureHeap();
+
+        var requests = new Queue<long>();
+        for (int i = 0; i < streamCount; i++)
+        {
+            Assert.True(client.TryOpenStream(unidirectional: false, out long id));
+            requests.Enqueue(id);
+        }
+        var written = new HashSet<long>();
+        for (int step = 0; step < 200; step++)
+        {
+            while (requests.TryPeek(out long request) && client.WriteStream(request, "GET /1M"u8, fin: true) > 0) requests.Dequeue();
+            pair.Network.RunFor(10_000);
+            foreach (TransportStream stream in server.Streams.Streams)
+            {
+                if (stream.Send is null) continue;
+                server.ReadStream(stream.Id, chunk, out _, out _, out _);
+                server.WriteStream(stream.Id, chunk, fin: false);
+                written.Add(stream.Id);
+            }
+        }
+        Assert.Equal(streamCount, written.Count);
+        long after = MeasureHeap();
+        long chunks = server.BufferBudget.ChunkBytes + client.BufferBudget.ChunkBytes;
+        long perStream = (after - before - chunks) / streamCount;
+        output.WriteLine($"heap +{after - before} B for {streamCount} streams on both ends; chunks held: server {server.BufferBudget.ChunkBytes} (send {server.BufferBudget.SendHeldBytes}, budget {server.BufferBudget.SendLimitBytes}, cwnd {server.CongestionController.CongestionWindow}), client {client.BufferBudget.ChunkBytes}; the rest {perStream} B per stream (both ends)");
+        GC.KeepAlive(pair);
+    }
+
+    private static long MeasureHeap()
+    {
+        for (int i = 0; i < 2; i++)
+        {
+            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+            GC.WaitForPendingFinalizers();
+            StreamChunkPool.Trim();
+        }
+        return GC.GetTotalMemory(forceFullCollection: true);
+    }
+}
