@@ -148,6 +148,13 @@ internal sealed class StreamChunkBuffer
         _baseChunk = Math.Max(_baseChunk, offset / _chunkSize);
     }
 
+    /// <summary>As <see cref="ReleaseAll"/>, and the ring goes too (it comes again with the next chunk): for a side done with.</summary>
+    public void ReleaseStorage(long offset)
+    {
+        ReleaseAll(offset);
+        _ring = Array.Empty<byte[]?>();
+    }
+
     private byte[] GetOrRent(long chunk)
     {
         long slot = chunk - _baseChunk;
