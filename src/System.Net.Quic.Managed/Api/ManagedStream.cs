@@ -701,20 +701,12 @@ internal sealed class ManagedStream : QuicStreamImpl
             faultReads = !_readsDone && _readFailure == ReadFailure.None && !streamDone;
             if (_received.IsEmpty) _received.Clear();
         }
-        // A pending read or write fails with an exception of its own (same type, message and codes): one instance thrown
-        // through thousands of awaits at once has its stack trace captured and appended to by each in turn, and every
-        // capture copies what the last throw left, so the traces grow and the end of a connection with many blocked
-        // streams allocates far more than the throws themselves.
-        if (waiter is not null) waiter.Fail(OwnCopy(exception));
+        waiter?.Fail(exception);
         if (faultReads) _readsClosed.TrySetException(exception);
-        if (_pendingWrite is not null) FailWrite(OwnCopy(exception));
+        FailWrite(exception);
         if (writeDone) _writesClosed.TrySetResult();
         else _writesClosed.TrySetException(exception);
     }
-
-    private static Exception OwnCopy(Exception exception) => exception is QuicException q
-        ? new QuicException(q.QuicError, q.ApplicationErrorCode, q.TransportErrorCode, q.Message, q.InnerException)
-        : exception;
 
     /// <summary>Driver thread: a stream opened for an OpenOutboundStreamAsync that was cancelled meanwhile.</summary>
     public void AbandonOnDriver()
