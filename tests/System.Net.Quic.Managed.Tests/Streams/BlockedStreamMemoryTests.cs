@@ -13,7 +13,7 @@ namespace System.Net.Quic.Managed.Tests.Streams;
 /// (the receive side of a stream read to its end keeps no range or ring storage; a side never used allocates none).
 /// Runs alone (no other test allocating live objects meanwhile).
 /// </summary>
-[Collection(nameof(Api.ResourceCountCollection))]
+[Collection(nameof(HeapMeasurementCollection))]
 public class BlockedStreamMemoryTests(ITestOutputHelper output)
 {
     /// <summary>The bound on what a blocked stream holds besides its chunks, both ends together.</summary>
@@ -86,3 +86,7 @@ public class BlockedStreamMemoryTests(ITestOutputHelper output)
         return GC.GetTotalMemory(forceFullCollection: true);
     }
 }
+
+/// <summary>Tests that measure the process's live heap: they run alone.</summary>
+[CollectionDefinition(nameof(HeapMeasurementCollection), DisableParallelization = true)]
+public sealed class HeapMeasurementCollection;
