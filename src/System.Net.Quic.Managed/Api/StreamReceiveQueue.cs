@@ -8,7 +8,8 @@ namespace System.Net.Quic.Managed;
 /// from <see cref="Chunks"/> and returned as soon as they are drained, except the last one, kept for the next
 /// data until <see cref="Clear"/> (the end of the read side): a stream read as fast as data comes reuses one chunk
 /// without pool traffic, and steady-state reads allocate nothing. A few bytes arriving at an empty queue (a request
-/// header, say) take a small array from ArrayPool.Shared instead of a chunk, so thousands of streams that each got a
+/// header, say) take a small array from ArrayPool.Shared instead of a chunk (until the stream once took a full chunk: a
+/// transfer keeps to chunks), so thousands of streams that each got a
 /// few bytes neither hold nor cycle a 16 KiB chunk each (the chunks' pool keeps what it was given back). Its size is
 /// bounded by the stream's receive
 /// window (the core's flow control: bytes here keep their credit until the application consumed them). Not
@@ -32,6 +33,7 @@ internal sealed class StreamReceiveQueue
     // A ring of chunk references: _chunks[(_first + i) % length] for i in [0, _count).
     private byte[]?[] _chunks = Array.Empty<byte[]?>();
     private byte[]? _spare;
+    private bool _tookChunk;
     private int _first;
     private int _count;
     private int _readOffset;  // in the first chunk
@@ -45,7 +47,7 @@ internal sealed class StreamReceiveQueue
     /// <summary>
     /// Space to write into (at least one byte): the free end of the last chunk, or a new one. <paramref name="readable"/>
     /// is what is about to arrive: up to <see cref="SmallArrivalBytes"/> into an empty queue with no spare chunk take
-    /// a small array.
+    /// a small array, until the stream once needed a full chunk.
     /// </summary>
     public Span<byte> GetWriteSpan(long readable = ChunkSize)
     {
@@ -54,8 +56,12 @@ internal sealed class StreamReceiveQueue
             if (_count == _chunks.Length) Grow();
             byte[] next;
             if (_spare is not null) next = _spare;
-            else if (_count == 0 && readable <= SmallArrivalBytes) next = ArrayPool<byte>.Shared.Rent((int)Math.Max(1, readable));
-            else next = Chunks.Rent(ChunkSize);
+            else if (_count == 0 && readable <= SmallArrivalBytes && !_tookChunk) next = ArrayPool<byte>.Shared.Rent((int)Math.Max(1, readable));
+            else
+            {
+                next = Chunks.Rent(ChunkSize);
+                _tookChunk = true; // a transfer: its later small arrivals take chunks too (no cross-thread small-array traffic)
+            }
             _chunks[(_first + _count) % _chunks.Length] = next;
             _spare = null;
             _count++;

@@ -18,8 +18,12 @@ public class StreamReceiveQueueTests
         Assert.Equal(8, queue.CopyTo(read));
         Assert.True(read.AsSpan(0, 8).SequenceEqual("GET /1M\n"u8));
         Assert.True(queue.IsEmpty);
-        // More than the small size goes into a full chunk.
+        // More than the small size goes into a full chunk; once it has, small arrivals take chunks too (a transfer).
         Assert.Equal(StreamReceiveQueue.ChunkSize, queue.GetWriteSpan(readable: StreamReceiveQueue.SmallArrivalBytes + 1).Length);
+        queue.Advance(1);
+        Assert.Equal(1, queue.CopyTo(read));
+        Assert.True(queue.IsEmpty);
+        Assert.Equal(StreamReceiveQueue.ChunkSize, queue.GetWriteSpan(readable: 8).Length);
         queue.Clear();
     }
 
