@@ -58,6 +58,8 @@ public static class LoadAttack
             var lines = new List<string>();
             Task<string?> nextLine = child.StandardOutput.ReadLineAsync(limit.Token).AsTask();
             Memory? withAll = null;
+            long allocatedAtLive = -1;
+            int collectionsAtLive = 0;
             double nextReport = 1;
             while (true)
             {
@@ -92,7 +94,9 @@ public static class LoadAttack
                 {
                     // What the attack holds live, apart from garbage not collected yet.
                     Memory live = Memory.AfterFullCollection();
-                    Console.WriteLine($"server during the attack, after a full collection: {live} (+{(live.Rss - baseline.Rss) / 1048576.0:0.0} MiB RSS)");
+                    Console.WriteLine($"server during the attack, after a full collection: {live} (+{(live.Rss - baseline.Rss) / 1048576.0:0.0} MiB RSS; {System.Net.Quic.Managed.Streams.StreamChunkPool.CachedChunks} stream chunks pooled)");
+                    allocatedAtLive = GC.GetTotalAllocatedBytes(precise: true);
+                    collectionsAtLive = GC.CollectionCount(0);
                 }
                 else if (line.StartsWith("all connected", StringComparison.Ordinal))
                 {
@@ -111,6 +115,12 @@ public static class LoadAttack
 
             // The server's side of the connections ends once the client's closes (or its idle timeout) arrive.
             while (server.OpenConnections > 0 && !limit.IsCancellationRequested) await Task.Delay(100, limit.Token).ConfigureAwait(false);
+            if (allocatedAtLive >= 0)
+            {
+                // What the rest of the attack and its end (every stream failing at once) allocated: garbage, the source of the peak.
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"server allocated {(GC.GetTotalAllocatedBytes(precise: true) - allocatedAtLive) / 1048576.0:0.0} MiB from the live sample to the connections' end ({GC.CollectionCount(0) - collectionsAtLive} gen0 collections)"));
+            }
             Memory after = Memory.AfterFullCollection();
             double growth = (peakRss - baseline.Rss) / 1048576.0;
             string overServing = servingRss > 0

@@ -57,7 +57,8 @@ internal sealed class ManagedStream : QuicStreamImpl
     private int _priorityBits = QuicStreamPriority.DefaultUrgency; // urgency | (non-incremental ? 8 : 0)
     private int _readInProgress;
     private int _writeInProgress;
-    // Reused for every read and write (one of each at a time): no allocation per operation.
+    // Reused for every read and write (one of each at a time): no allocation per operation. The read's goes once the
+    // read side is over (app thread, while it holds the read).
     private StreamReadRequest? _readRequest;
     private StreamWriteRequest? _writeRequest;
     private StreamWriteStage? _stage;
@@ -114,7 +115,6 @@ internal sealed class ManagedStream : QuicStreamImpl
             return ValueTask.FromException<int>(new OperationCanceledException(cancellationToken)); // exactly this type, as msquic's
         }
         if (Interlocked.Exchange(ref _readInProgress, 1) != 0) throw new InvalidOperationException("A read is already in progress on this stream.");
-        StreamReadRequest request = _readRequest ??= new StreamReadRequest(this);
         int n = 0;
         Exception? failure = null;
         bool finished = false;
@@ -136,6 +136,7 @@ internal sealed class ManagedStream : QuicStreamImpl
                 {
                     _readsDone = true;
                     _received.Clear(); // gives the spare chunk back
+                    _readRequest = null; // no read waits any more: a stream still writing keeps none
                 }
             }
             else if (_finReceived)
@@ -143,6 +144,7 @@ internal sealed class ManagedStream : QuicStreamImpl
                 finished = !_readsDone;
                 _readsDone = true;
                 _received.Clear(); // gives the spare chunk back
+                _readRequest = null;
             }
             else if (_connectionFailure is { } ended)
             {
@@ -153,6 +155,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             else
             {
                 // Nothing buffered: wait for the driver (data, FIN, reset, the connection's end, or cancellation).
+                StreamReadRequest request = _readRequest ??= new StreamReadRequest(this);
                 request.Arm(buffer, cancellationToken);
                 _waiter = request;
                 request.RegisterCancellation();
@@ -274,7 +277,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             while (!fin && !reset)
             {
                 long readable = Core.GetReadableBytes(Id);
-                Span<byte> space = readable > 0 ? _received.GetWriteSpan() : Span<byte>.Empty;
+                Span<byte> space = readable > 0 ? _received.GetWriteSpan(readable) : Span<byte>.Empty;
                 int n = Core.ReadStream(Id, space, holdCredit: true, out fin, out reset, out code);
                 if (readable > 0) _received.Advance(n);
                 if (n == 0 || n >= readable) break;

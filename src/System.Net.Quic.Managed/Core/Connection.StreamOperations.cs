@@ -65,13 +65,15 @@ internal sealed partial class Connection
     internal ConnectionBufferBudget BufferBudget => _streams.BufferBudget;
 
     /// <summary>
-    /// After acknowledgments: the send budget follows the congestion window, and streams whose writes it held back are
+    /// After acknowledgments: the send budget follows the congestion window (as far as the peer's connection credit lets
+    /// the connection use it), and streams whose writes it held back are
     /// told (StreamWritable) while it has room, one 16 KiB quantum each.
     /// </summary>
     private void AfterSendBudgetFreed()
     {
         ConnectionBufferBudget budget = _streams.BufferBudget;
-        budget.OnCongestionWindow(_recovery.CongestionController.CongestionWindow);
+        budget.OnCongestionWindow(_recovery.CongestionController.CongestionWindow,
+            _streams.ConnectionSendCredit.Available + _recovery.CongestionController.BytesInFlight);
         if (!budget.HasWaiters) return;
         long room = budget.RoomFor(0);
         while (budget.TryTakeWaiter(ref room, WakeQuantumBytes, out long streamId)) Emit(ConnectionEventKind.StreamWritable, streamId);

@@ -62,10 +62,15 @@ internal sealed class ConnectionBufferBudget
         _endpoint?.Add(delta);
     }
 
-    /// <summary>Grows the send budget to the next 1.5x step above twice <paramref name="congestionWindow"/>.</summary>
-    public void OnCongestionWindow(long congestionWindow)
+    /// <summary>
+    /// Grows the send budget to the next 1.5x step above twice the smaller of <paramref name="congestionWindow"/> and
+    /// <paramref name="flowWindow"/>: the bytes the peer's connection-level flow control lets be in flight or leave now
+    /// (its credit left plus the bytes in flight). A path's window that the peer's credit does not let the connection
+    /// use buys nothing: a peer that stops raising MAX_DATA (a slow reader) holds the budget where it is.
+    /// </summary>
+    public void OnCongestionWindow(long congestionWindow, long flowWindow = long.MaxValue)
     {
-        long target = 2 * congestionWindow;
+        long target = 2 * Math.Min(congestionWindow, Math.Max(0, flowWindow));
         while (SendLimitBytes <= target && SendLimitBytes < MaximumSendBytes)
         {
             SendLimitBytes = Math.Min(MaximumSendBytes, SendLimitBytes + (SendLimitBytes / 2));

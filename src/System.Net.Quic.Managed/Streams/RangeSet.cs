@@ -63,6 +63,14 @@ internal sealed class RangeSet
 
     public void Clear() => _count = 0;
 
+    /// <summary>Empties the set and gives its storage back (it comes again with the next range): for a set done with.</summary>
+    public void ReleaseStorage()
+    {
+        _count = 0;
+        _starts = [];
+        _ends = [];
+    }
+
     public bool Contains(long value)
     {
         int i = FirstEndingAfter(value);

@@ -209,8 +209,8 @@ internal sealed class ReceiveBuffer
     {
         _discarding = true;
         _readOffset = _highestOffset;
-        _received.Clear();
-        _chunks.ReleaseAll(_highestOffset);
+        _received.ReleaseStorage();
+        _chunks.ReleaseStorage(_highestOffset);
     }
 
     /// <summary>Copies contiguous data into <paramref name="destination"/>; returns the byte count.</summary>
@@ -231,7 +231,14 @@ internal sealed class ReceiveBuffer
         _chunks.CopyTo(_readOffset, destination.Slice(0, n));
         _readOffset += n;
         _received.RemoveBelow(_readOffset);
-        if (_received.IsEmpty)
+        if (_readOffset == _finalSize)
+        {
+            // Read to the end: nothing more can arrive, so the range set's and the chunk ring's storage go too (a
+            // stream whose reading is over but whose sending is not, a request answered slowly, keeps none).
+            _received.ReleaseStorage();
+            _chunks.ReleaseStorage(_readOffset);
+        }
+        else if (_received.IsEmpty)
         {
             // Nothing held ahead: return the partly-read chunk too, so an idle or finished stream holds no memory.
             _chunks.ReleaseAll(_readOffset);

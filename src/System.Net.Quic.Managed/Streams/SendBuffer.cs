@@ -282,6 +282,14 @@ internal sealed class SendBuffer
             _finLost = false;
         }
 
+        if (IsAllDataAcked)
+        {
+            // Everything, FIN included, acknowledged: the side is done; its sets' storage and chunk ring go too.
+            _acked.ReleaseStorage();
+            _lost.ReleaseStorage();
+            _chunks.ReleaseStorage(_writeOffset);
+        }
+
         return ok;
     }
 
@@ -326,10 +334,10 @@ internal sealed class SendBuffer
     public void Reset()
     {
         _reset = true;
-        _acked.Clear();
-        _lost.Clear();
+        _acked.ReleaseStorage();
+        _lost.ReleaseStorage();
         _finLost = false;
-        _chunks.ReleaseAll(_writeOffset);
+        _chunks.ReleaseStorage(_writeOffset);
     }
 
     private void MarkSent(long offset, int length, bool fin)

@@ -31,7 +31,8 @@ internal sealed class StreamChunkBuffer
         }
 
         _chunkSize = chunkSize;
-        _ring = new byte[]?[4];
+        // The ring comes with the first chunk: a stream that never sends (or never receives) holds none.
+        _ring = Array.Empty<byte[]?>();
     }
 
     public int ChunkSize => _chunkSize;
@@ -98,6 +99,14 @@ internal sealed class StreamChunkBuffer
     public void ReleaseBefore(long offset)
     {
         long targetBase = offset / _chunkSize;
+        if (_allocatedChunks == 0)
+        {
+            // Nothing held: jump straight to the target instead of walking empty slots.
+            _baseChunk = Math.Max(_baseChunk, targetBase);
+            _head = 0;
+            return;
+        }
+
         while (_baseChunk < targetBase)
         {
             ref byte[]? slot = ref _ring[_head];
@@ -139,6 +148,13 @@ internal sealed class StreamChunkBuffer
         _baseChunk = Math.Max(_baseChunk, offset / _chunkSize);
     }
 
+    /// <summary>As <see cref="ReleaseAll"/>, and the ring goes too (it comes again with the next chunk): for a side done with.</summary>
+    public void ReleaseStorage(long offset)
+    {
+        ReleaseAll(offset);
+        _ring = Array.Empty<byte[]?>();
+    }
+
     private byte[] GetOrRent(long chunk)
     {
         long slot = chunk - _baseChunk;
@@ -165,7 +181,7 @@ internal sealed class StreamChunkBuffer
             throw new InvalidOperationException("stream window too large");
         }
 
-        int size = Math.Max((int)needed, _ring.Length * 2);
+        int size = Math.Max(Math.Max((int)needed, 4), _ring.Length * 2);
         var ring = new byte[]?[size];
         for (int i = 0; i < _ring.Length; i++)
         {

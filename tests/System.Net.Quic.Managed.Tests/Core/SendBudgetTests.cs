@@ -27,6 +27,20 @@ public class SendBudgetTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void BudgetFollowsTheCongestionWindowOnlyAsFarAsThePeersCreditLetsItBeUsed()
+    {
+        var budget = new ConnectionBufferBudget();
+        budget.OnCongestionWindow(4 << 20, flowWindow: 100_000); // a slow reader's credit: the window is not usable
+        Assert.Equal(ConnectionBufferBudget.MinimumSendBytes, budget.SendLimitBytes);
+        budget.OnCongestionWindow(4 << 20, flowWindow: 0);
+        Assert.Equal(ConnectionBufferBudget.MinimumSendBytes, budget.SendLimitBytes);
+        budget.OnCongestionWindow(4 << 20, flowWindow: 1 << 20); // credit for 1 MiB: the budget follows twice that
+        Assert.True(budget.SendLimitBytes > 2 << 20 && budget.SendLimitBytes <= 3 << 20, budget.SendLimitBytes.ToString());
+        budget.OnCongestionWindow(512 * 1024, flowWindow: 64 << 20); // the congestion window is the smaller: no growth
+        Assert.True(budget.SendLimitBytes <= 3 << 20);
+    }
+
+    [Fact]
     public void RoomIsTheBudgetOrTwiceItForBytesThatCanLeaveNow()
     {
         var budget = new ConnectionBufferBudget();
