@@ -6,6 +6,13 @@ namespace System.Net.Quic.Managed.Core;
 internal sealed partial class Connection
 {
     /// <summary>
+    /// TEST ONLY: how long the connection waits without activity before its idle timeout ends it (RFC 9000 §10.1: the
+    /// negotiated timeout, never below three PTOs at the current RTT estimate; long.MaxValue without one). Any thread: a
+    /// racy read, for bounds in tests.
+    /// </summary>
+    internal long IdlePeriodUsForTesting => _idle.EffectiveTimeoutUs <= 0 ? long.MaxValue : Math.Max(_idle.EffectiveTimeoutUs, 3 * _recovery.PtoDurationUs);
+
+    /// <summary>
     /// TEST ONLY: puts <paramref name="frames"/> verbatim (unchecked, possibly malformed) at the start of the next 1-RTT
     /// packet, protected with this connection's current keys. Lets tests deliver crafted frames that the peer must
     /// reject with the right transport error code (RFC 9000 §11). Never retransmitted.

@@ -344,8 +344,14 @@ internal sealed class UdpDriver : IDisposable, IDeadlineItem
         if (Interlocked.Exchange(ref _stepRequested, 1) == 0) _loop!.Request(this);
     }
 
-    /// <summary>Loop thread: clears the request before a step (a request made during the step queues the driver again).</summary>
-    internal void ClearStepRequest() => Volatile.Write(ref _stepRequested, 0);
+    /// <summary>
+    /// Loop thread: clears the request before a step (a request made during the step queues the driver again). A full
+    /// fence, not a release store: the cleared flag must be visible before the step looks at the work queue (Post
+    /// enqueues, then reads the flag in <see cref="RequestStep"/>). With a plain store the queue may be read first; a Post
+    /// in between then finds the flag still set and queues no request, and unless the leftover-work check after the step
+    /// sees the item, it waits for the driver's next step: the idle timeout when nothing else happens on the connection.
+    /// </summary>
+    internal void ClearStepRequest() => Interlocked.Exchange(ref _stepRequested, 0);
 
     /// <summary>Loop thread, after a step: work the step left (posted meanwhile, or more than its rounds took).</summary>
     internal bool HasLeftoverWork => !_work.IsEmpty || _endpoint.HasPendingWork;
