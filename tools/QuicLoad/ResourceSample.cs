@@ -43,16 +43,24 @@ public sealed record ResourceSample(
         int fds = -1;
         if (OperatingSystem.IsLinux())
         {
-            rss = ReadRss();
-            foreach (string line in File.ReadLines("/proc/self/status"))
+            // At the process's descriptor limit (the run itself may have used them all) /proc cannot be opened: the
+            // sample then says -1 for what it could not read instead of ending the run.
+            try
             {
-                if (line.StartsWith("Threads:", StringComparison.Ordinal))
+                rss = ReadRss();
+                foreach (string line in File.ReadLines("/proc/self/status"))
                 {
-                    threads = int.Parse(line.AsSpan(8).Trim(), CultureInfo.InvariantCulture);
+                    if (line.StartsWith("Threads:", StringComparison.Ordinal))
+                    {
+                        threads = int.Parse(line.AsSpan(8).Trim(), CultureInfo.InvariantCulture);
+                    }
                 }
-            }
 
-            fds = Directory.GetFileSystemEntries("/proc/self/fd").Length;
+                fds = Directory.GetFileSystemEntries("/proc/self/fd").Length;
+            }
+            catch (IOException)
+            {
+            }
         }
         else
         {

@@ -266,13 +266,22 @@ internal sealed class UdpDriverLoop
     }
 
     /// <summary>Waits for a readable socket, a wake-up or the deadline, then receives from every ready socket.</summary>
+    /// <summary>
+    /// Loop thread, as soon as its wait returns: other threads stop signalling it, and so does the loop itself, whose
+    /// ready sockets request steps (<see cref="Request"/>) before the loop turns again; with the flag still set each
+    /// of those wrote the loop's own eventfd and cost the next wait a needless return and read.
+    /// </summary>
+    private void Awake() => Volatile.Write(ref _sleeping, 0);
+
     private void Wait(int waitUs)
     {
         int count = _drivers.Count;
         if (_epoll is not null)
         {
             // One ppoll(2) on the epoll set and the wake-up (microsecond timeout), then the ready sockets without waiting.
-            if (!LinuxUdpInterop.WaitReadable(_epoll, _wake.Handle, WakeSignal.PollTimeoutUs(waitUs), out bool readable, out bool wakeReady)) return;
+            bool waited = LinuxUdpInterop.WaitReadable(_epoll, _wake.Handle, WakeSignal.PollTimeoutUs(waitUs), out bool readable, out bool wakeReady);
+            Awake();
+            if (!waited) return;
             if (wakeReady) _wake.Drain();
             if (!readable) return;
             int ready = LinuxUdpInterop.EpollTakeReady(_epoll, _epollEvents, _epollReady);
@@ -295,6 +304,7 @@ internal sealed class UdpDriverLoop
                     fds[i + 1] = new LinuxUdpInterop.PollFd { Fd = (int)_drivers[i].Socket.SafeHandle.DangerousGetHandle(), Events = LinuxUdpInterop.PollReadable };
                 }
                 int ready = LinuxUdpInterop.Poll(fds, WakeSignal.PollTimeoutUs(waitUs));
+                Awake();
                 if (ready > 0)
                 {
                     if (LinuxUdpInterop.IsReady(fds[0])) _wake.Drain();
@@ -327,6 +337,10 @@ internal sealed class UdpDriverLoop
         catch (Exception e) when (e is SocketException or ObjectDisposedException)
         {
             return;
+        }
+        finally
+        {
+            Awake();
         }
         if (_wake.Socket is { } woken && _readList.Contains(woken)) _wake.Drain();
         for (int i = 0; i < count; i++)
