@@ -27,6 +27,7 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
     private readonly Queue<(byte[] Datagram, NetworkAddress To)> _stateless = new();
     private readonly StatelessResetTokenGenerator _resetTokens;
     private readonly StatelessResetLimiter _resetLimiter = new();
+    private RecentRetries? _recentRetries;
     private readonly AddressValidationTokenCodec _tokens;
     private readonly Dictionary<Connection, ConnectionId> _clientChosenIds = new();
     private readonly Dictionary<StatelessResetToken, Connection> _resetRoutes = new();
@@ -304,9 +305,14 @@ internal sealed class Endpoint : IDatagramEndpoint, IDisposable
         // prove their address with a Retry before they cost any state, as msquic does past its handshake memory limit.
         bool retryForLoad = _options.RetryAboveHandshakes > 0 && _connections.Count >= _options.RetryAboveHandshakes
             && HandshakesInProgress >= _options.RetryAboveHandshakes;
-        if ((_options.RequireRetry || retryForLoad) && retrySource is null && !addressValidatedByToken)
+        bool unvalidated = retrySource is null && !addressValidatedByToken;
+        // A copy of an Initial already answered with a Retry (the client sent it again before it saw the Retry) gets a
+        // Retry again, even if the load has dropped meanwhile: a connection made from it could never complete.
+        bool retriedBefore = unvalidated && _recentRetries is not null && _recentRetries.Contains(clientDestination, nowUs);
+        if ((_options.RequireRetry || retryForLoad || retriedBefore) && unvalidated)
         {
             SendRetry(header, clientDestination, clientSource, remote, nowUs);
+            if (retryForLoad && !_options.RequireRetry) (_recentRetries ??= new RecentRetries()).Remember(clientDestination, nowUs);
             return;
         }
 

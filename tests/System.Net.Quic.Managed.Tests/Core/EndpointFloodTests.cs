@@ -15,11 +15,12 @@ public class EndpointFloodTests
     {
         public int Calls;
         public int Abandoned;
+        public long HandshakeTimeoutUs = 10_000_000;
 
         public bool TryCreate(in IncomingConnectionRequest request, out ConnectionOptions options, out ICryptoHandshake handshake)
         {
             Calls++;
-            options = new ConnectionOptions { Random = new SeededRandomSource(Calls), Name = "server" };
+            options = new ConnectionOptions { Random = new SeededRandomSource(Calls), Name = "server", HandshakeTimeoutUs = HandshakeTimeoutUs };
             handshake = new FakeCryptoHandshake(isServer: true);
             return true;
         }
@@ -100,6 +101,72 @@ public class EndpointFloodTests
         Assert.Equal(32, factory.Calls);
         Assert.Equal(32, server.Connections.Count);
         Assert.Equal(68, server.RetriesSent);
+    }
+
+    /// <summary>
+    /// A client answered with a Retry because of load may send its first Initial again before it sees the Retry. When
+    /// that copy arrives after the load dropped, it gets a Retry again rather than a connection: the client has moved
+    /// on to the Retry's connection ID and keys, so a connection made from the copy would only hold a handshake place
+    /// until its timeout. A new client at that moment is served without a Retry.
+    /// </summary>
+    [Fact]
+    public void RepeatedInitialOfARetriedClientGetsARetryAfterTheLoadDropped()
+    {
+        // The load drops when two handshakes give up (2 s here), while the third client could still be repeating itself.
+        var factory = new CountingFactory { HandshakeTimeoutUs = 2_000_000 };
+        var options = new EndpointOptions { IsServer = true, Random = new SeededRandomSource(10), RetryAboveHandshakes = 2 };
+        using var server = new Endpoint(options, factory);
+        byte[] buffer = new byte[65536];
+        void Drain(long nowUs)
+        {
+            while (server.TrySend(buffer, nowUs, out _))
+            {
+            }
+        }
+
+        // Two handshakes that never finish (their clients are gone) fill the load threshold.
+        for (int i = 0; i < 2; i++)
+        {
+            byte[] initial = RealInitial(2000 + i * 2, out Endpoint gone);
+            gone.Dispose();
+            server.Receive(initial, Address(20 + i, 4000), nowUs: i * 100);
+            Drain(i * 100);
+        }
+        Assert.Equal(2, factory.Calls);
+
+        // The third client is asked to prove its address.
+        byte[] retried = RealInitial(2100, out Endpoint third);
+        using (third)
+        {
+            server.Receive(retried, Address(30, 4000), nowUs: 1_000);
+            Drain(1_000);
+            Assert.Equal(1, server.RetriesSent);
+
+            // The two handshakes time out and leave: the load is gone.
+            long now = 1_000;
+            while (server.Connections.Count > 0 && now < 60_000_000)
+            {
+                now = Math.Max(now + 1, Math.Min(server.NextTimeoutUs, now + 1_000_000));
+                server.OnTimeout(now);
+                Drain(now);
+            }
+            Assert.Empty(server.Connections);
+            Assert.True(now < RecentRetries.LifetimeUs, $"the handshakes took until {now} us to leave");
+
+            // The copy of the retried Initial: a Retry again, no connection.
+            server.Receive(retried, Address(30, 4000), nowUs: now);
+            Drain(now);
+            Assert.Equal(2, factory.Calls);
+            Assert.Equal(2, server.RetriesSent);
+            Assert.Empty(server.Connections);
+
+            // A new client now: served at once.
+            byte[] fresh = RealInitial(2200, out Endpoint fourth);
+            fourth.Dispose();
+            server.Receive(fresh, Address(40, 4000), nowUs: now + 1);
+            Assert.Equal(3, factory.Calls);
+            Assert.Equal(2, server.RetriesSent);
+        }
     }
 
     [Fact]
