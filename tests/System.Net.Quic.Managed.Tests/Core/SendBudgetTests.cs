@@ -101,20 +101,7 @@ public class SendBudgetTests(ITestOutputHelper output)
     public void SlowReaderWithAThousandStreamsCannotCommitTheSendersMemory()
     {
         const int streamCount = 1000;
-        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = 100_000_000 };
-        var clientStreams = new StreamTableOptions
-        {
-            InitialMaxData = 256 * 1024, MaxConnectionReceiveWindow = 256 * 1024,
-            InitialMaxStreamDataBidiLocal = 2048, InitialMaxStreamDataBidiRemote = 2048, InitialMaxStreamDataUni = 2048,
-            MaxStreamReceiveWindow = 2048, MaxStreamsBidi = 0, MaxStreamsUni = 0,
-        };
-        var serverStreams = new StreamTableOptions { MaxStreamsBidi = streamCount, MaxStreamsUni = 0 };
-        using var pair = new QuicPair(seed: 30, link, configure: p =>
-        {
-            p.ClientOptions = new ConnectionOptions { Random = p.ClientOptions.Random, Name = "client", Streams = clientStreams };
-            p.ServerOptions = new ConnectionOptions { Random = p.ServerOptions.Random, Name = "server", Streams = serverStreams };
-        });
-        Assert.True(pair.Handshake());
+        using QuicPair pair = SlowReaderPair(streamCount);
         Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
         // The client's own send budget takes the requests in turn (each holds a chunk until acknowledged).
         var requests = new Queue<long>();
@@ -176,5 +163,29 @@ public class SendBudgetTests(ITestOutputHelper output)
         Assert.True(client.BufferBudget.SendLimitBytes > 2 * client.CongestionController.CongestionWindow || client.BufferBudget.SendLimitBytes == ConnectionBufferBudget.MaximumSendBytes);
         Assert.True(client.BufferBudget.SendLimitBytes > ConnectionBufferBudget.MinimumSendBytes);
         Assert.Equal(0, client.BufferBudget.SendHeldBytes);
+    }
+
+    /// <summary>
+    /// A simulated pair set up for the slow-reader attack, handshake done: the client advertises 2,048 bytes per stream
+    /// and 256 KiB for the connection and lets the server open no streams; the server takes <paramref name="streamCount"/>
+    /// bidirectional streams from it. 5 ms each way, 100 Mbit/s.
+    /// </summary>
+    internal static QuicPair SlowReaderPair(int streamCount)
+    {
+        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = 100_000_000 };
+        var clientStreams = new StreamTableOptions
+        {
+            InitialMaxData = 256 * 1024, MaxConnectionReceiveWindow = 256 * 1024,
+            InitialMaxStreamDataBidiLocal = 2048, InitialMaxStreamDataBidiRemote = 2048, InitialMaxStreamDataUni = 2048,
+            MaxStreamReceiveWindow = 2048, MaxStreamsBidi = 0, MaxStreamsUni = 0,
+        };
+        var serverStreams = new StreamTableOptions { MaxStreamsBidi = streamCount, MaxStreamsUni = 0 };
+        var pair = new QuicPair(seed: 30, link, configure: p =>
+        {
+            p.ClientOptions = new ConnectionOptions { Random = p.ClientOptions.Random, Name = "client", Streams = clientStreams };
+            p.ServerOptions = new ConnectionOptions { Random = p.ServerOptions.Random, Name = "server", Streams = serverStreams };
+        });
+        Assert.True(pair.Handshake());
+        return pair;
     }
 }

@@ -1,5 +1,6 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Streams;
+using System.Net.Quic.Managed.Tests.Core;
 using Xunit.Abstractions;
 
 namespace System.Net.Quic.Managed.Tests.Streams;
@@ -23,20 +24,7 @@ public class BlockedStreamMemoryTests(ITestOutputHelper output)
     public void BlockedStreamsCostAFewHundredBytesEachBesidesTheSendBudget()
     {
         const int streamCount = 1000;
-        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = 100_000_000 };
-        var clientStreams = new StreamTableOptions
-        {
-            InitialMaxData = 256 * 1024, MaxConnectionReceiveWindow = 256 * 1024,
-            InitialMaxStreamDataBidiLocal = 2048, InitialMaxStreamDataBidiRemote = 2048, InitialMaxStreamDataUni = 2048,
-            MaxStreamReceiveWindow = 2048, MaxStreamsBidi = 0, MaxStreamsUni = 0,
-        };
-        var serverStreams = new StreamTableOptions { MaxStreamsBidi = streamCount, MaxStreamsUni = 0 };
-        using var pair = new QuicPair(seed: 30, link, configure: p =>
-        {
-            p.ClientOptions = new ConnectionOptions { Random = p.ClientOptions.Random, Name = "client", Streams = clientStreams };
-            p.ServerOptions = new ConnectionOptions { Random = p.ServerOptions.Random, Name = "server", Streams = serverStreams };
-        });
-        Assert.True(pair.Handshake());
+        using QuicPair pair = SendBudgetTests.SlowReaderPair(streamCount);
         Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
         byte[] chunk = new byte[64 * 1024];
         long before = MeasureHeap();
