@@ -23,8 +23,6 @@ internal sealed class RecentRetries
     private readonly Dictionary<ConnectionId, long> _expiry = new();
     private readonly Queue<(ConnectionId Id, long ExpiresUs)> _order = new();
 
-    public int Count => _expiry.Count;
-
     public void Remember(in ConnectionId id, long nowUs)
     {
         Expire(nowUs);
