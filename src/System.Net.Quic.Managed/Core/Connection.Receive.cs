@@ -205,7 +205,7 @@ internal sealed partial class Connection
             CloseWithError(error, reason, nowUs, frameType);
             return true;
         }
-        space.Received.OnPacketReceived(pn, ackEliciting, nowUs, _path.ReceiveEcn);
+        space.Received.OnPacketReceived(pn, ackEliciting, nowUs, _path.ReceiveEcn, _recovery.Rtt.SmoothedRttUs);
         DrainHandshake(nowUs);
         ReportPathSample();
         return true;

@@ -68,7 +68,7 @@ internal sealed partial class Connection : IDisposable, IDeadlineItem
         Version = options.Version;
         _path.Remote = remote;
         _startTimeUs = nowUs;
-        for (int i = 0; i < _spaces.Length; i++) _spaces[i] = new PacketSpaceState((PacketNumberSpace)i, options.MaxAckDelayUs);
+        for (int i = 0; i < _spaces.Length; i++) _spaces[i] = new PacketSpaceState((PacketNumberSpace)i, options.MaxAckDelayUs, options.AckDecimation);
 
         _path.MaxDatagramSize = Math.Clamp(options.MaxDatagramSize, MinInitialDatagramSize, 1452);
         ICongestionController cc = CreateCongestionController(options, _path.MaxDatagramSize);

@@ -33,6 +33,10 @@ internal sealed class ConnectionOptions
     /// <summary>Our max_ack_delay (RFC 9000 §18.2): how long we may delay an ACK.</summary>
     public long MaxAckDelayUs { get; init; } = 25_000;
 
+    /// <summary>Acknowledge bulk data less often than every second packet once 100 have arrived (the rule is on
+    /// <see cref="Recovery.ReceivedPacketTracker.OnPacketReceived"/>); off: every second ack-eliciting packet.</summary>
+    public bool AckDecimation { get; init; } = true;
+
     /// <summary>The UDP payload size we send once the peer allows it (no path MTU discovery yet): 1200 to 1452.</summary>
     public int MaxDatagramSize { get; init; } = 1350;
 

@@ -24,8 +24,9 @@ internal sealed class EndpointOptions
     /// </summary>
     public int RetryAboveHandshakes { get; init; } = 256;
 
-    /// <summary>Most datagrams handed to the I/O layer in one GSO batch.</summary>
-    public int MaxSegmentsPerBatch { get; init; } = 16;
+    /// <summary>Most datagrams handed to the I/O layer in one GSO batch (the most a decimated ACK lets a sender send at
+    /// once, see <see cref="Recovery.ReceivedPacketTracker.MaxDecimatedThreshold"/>).</summary>
+    public int MaxSegmentsPerBatch { get; init; } = 32;
 
     /// <summary>The versions this endpoint speaks, preferred first (Version Negotiation lists them).</summary>
     public uint[] SupportedVersions { get; init; } = { QuicVersion.V1, QuicVersion.V2 };

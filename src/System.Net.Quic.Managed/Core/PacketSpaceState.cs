@@ -13,10 +13,10 @@ internal sealed class PacketSpaceState : IDisposable
     /// <summary>Bound on buffered out-of-order CRYPTO data per level (RFC 9000 §7.5 asks for at least 4096 bytes).</summary>
     public const long CryptoBufferLimit = 64 * 1024;
 
-    public PacketSpaceState(PacketNumberSpace space, long maxAckDelayUs)
+    public PacketSpaceState(PacketNumberSpace space, long maxAckDelayUs, bool ackDecimation = false)
     {
         Space = space;
-        Received = new ReceivedPacketTracker(space, space == PacketNumberSpace.ApplicationData ? maxAckDelayUs : 0);
+        Received = new ReceivedPacketTracker(space, space == PacketNumberSpace.ApplicationData ? maxAckDelayUs : 0, decimate: ackDecimation);
         CryptoSend = new SendBuffer(long.MaxValue);
         CryptoReceive = new ReceiveBuffer(CryptoBufferLimit);
     }

@@ -102,6 +102,42 @@ internal static unsafe partial class LinuxUdpInterop
         return PPollNative(fds, count, &timeout, null);
     }
 
+    private const int PrSetTimerSlack = 29; // PR_SET_TIMERSLACK
+    private const int PrGetTimerSlack = 30; // PR_GET_TIMERSLACK
+
+    [LibraryImport(Libc, EntryPoint = "prctl", SetLastError = true)]
+    private static partial int PrctlNative(int option, nuint arg2, nuint arg3, nuint arg4, nuint arg5);
+
+    /// <summary>
+    /// prctl(PR_SET_TIMERSLACK, 1): the calling thread's timed waits end within a nanosecond of their timeout plus the
+    /// scheduler's wake-up latency, instead of up to the default 50 us later (the kernel may defer a timer by its slack
+    /// to batch wake-ups). False where libc or the call is missing; the thread then keeps the default slack.
+    /// </summary>
+    public static bool TrySetMinimalTimerSlack()
+    {
+        try
+        {
+            return PrctlNative(PrSetTimerSlack, 1, 0, 0, 0) == 0;
+        }
+        catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>The calling thread's timer slack in nanoseconds (prctl(PR_GET_TIMERSLACK)), -1 where it cannot be read.</summary>
+    public static long GetTimerSlackNs()
+    {
+        try
+        {
+            return PrctlNative(PrGetTimerSlack, 0, 0, 0, 0);
+        }
+        catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException)
+        {
+            return -1;
+        }
+    }
+
     private const int EfdNonBlock = 0x800;   // O_NONBLOCK
     private const int EfdCloexec = 0x80000;  // O_CLOEXEC
 

@@ -133,6 +133,7 @@ internal sealed class UdpDriverLoop
 
     private void Run()
     {
+        if (OperatingSystem.IsLinux()) LinuxUdpInterop.TrySetMinimalTimerSlack(); // precise poll timeouts (WakeSignal.PollTimeoutUs)
         while (true)
         {
             ApplyMembershipChanges();

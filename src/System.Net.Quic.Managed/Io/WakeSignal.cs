@@ -25,14 +25,17 @@ internal sealed class WakeSignal : IDisposable
         _target = target;
     }
 
+    /// <summary>Timers due sooner than this are not slept for: the poll looks and comes back (see <see cref="PollTimeoutUs"/>).</summary>
+    public const int SpinBelowUs = 100;
+
     /// <summary>
-    /// The timeout a driver passes to the native poll for a timer due in <paramref name="waitUs"/> microseconds: within a
-    /// millisecond it does not sleep (0: look and come back), beyond that it sleeps to the microsecond. A sleep costs a
-    /// wake-up latency plus the kernel's timer slack (about 50-60 us here), which would cap a paced sender at one burst
-    /// per sleep (10 datagrams per ~60 us is ~1.9 Gbit/s); a millisecond-truncated poll spun through every timer due
-    /// within the next millisecond instead, an ACK delay or loss timer included.
+    /// The timeout a driver passes to the native poll for a timer due in <paramref name="waitUs"/> microseconds: within
+    /// <see cref="SpinBelowUs"/> it does not sleep (0: look and come back), beyond that it sleeps to the microsecond.
+    /// Driver threads run with a minimal timer slack (<see cref="LinuxUdpInterop.TrySetMinimalTimerSlack"/>), so such a
+    /// sleep ends a scheduler wake-up after its timeout rather than up to the default 50 us slack later; spinning
+    /// through a millisecond instead, as an ACK delay would make it, costs a core.
     /// </summary>
-    public static int PollTimeoutUs(int waitUs) => waitUs < 0 ? -1 : waitUs < 1000 ? 0 : waitUs;
+    public static int PollTimeoutUs(int waitUs) => waitUs < 0 ? -1 : waitUs < SpinBelowUs ? 0 : waitUs;
 
     /// <summary>An eventfd when <paramref name="nativePoll"/> (the waiter uses <see cref="LinuxUdpInterop.Poll"/>) and the
     /// kernel has one; otherwise a loopback socket pair.</summary>

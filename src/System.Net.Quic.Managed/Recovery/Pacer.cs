@@ -2,13 +2,24 @@ namespace System.Net.Quic.Managed.Recovery;
 
 /// <summary>
 /// Token-bucket pacer. RFC 9002 §7.7: rate = N * cwnd / smoothed_rtt with N = 1.25 (2 in slow start, where the window
-/// doubles each round trip), and a burst of up to <c>burstPackets</c> datagrams. Integer math, allocation free.
+/// doubles each round trip). A burst is <c>burstPackets</c> datagrams, or what the rate sends in
+/// <see cref="BurstIntervalUs"/> when that is more, up to <see cref="MaxBurstPackets"/>: Linux TCP sizes its TSO bursts
+/// to about a millisecond of its pacing rate the same way. A path whose round trip is shorter than that interval is thus
+/// limited by the congestion window, not by timers finer than a scheduler can keep, and the sender hands the I/O layer
+/// runs of datagrams it can send with one GSO call. Integer math, allocation free.
 /// With a rate source (BBR, which sets its own pacing rate, draft-ietf-ccwg-bbr §4.6.2) the bucket refills at that
 /// rate instead and the window/RTT arguments are ignored.
 /// </summary>
 internal sealed class Pacer
 {
+    /// <summary>The pacing rate may send this much time's worth of data at once.</summary>
+    public const long BurstIntervalUs = 1_000;
+
+    /// <summary>Most datagrams in one burst (a GSO send carries at most 64 segments).</summary>
+    public const int MaxBurstPackets = 64;
+
     private readonly long _capacity;
+    private readonly long _maxCapacity;
     private long _tokens;
     private long _lastUpdateUs = long.MinValue;
     private readonly IRateSamplingCongestionController? _rateSource;
@@ -22,12 +33,14 @@ internal sealed class Pacer
         }
 
         _capacity = (long)maxDatagramSize * burstPackets;
+        _maxCapacity = (long)maxDatagramSize * Math.Max(burstPackets, MaxBurstPackets);
         _tokens = _capacity;
     }
 
     /// <summary>Bytes that may be sent right now (for tests and diagnostics).</summary>
     public long Tokens => _tokens;
 
+    /// <summary>The smallest burst, in bytes (slow rates).</summary>
     public long BurstBytes => _capacity;
 
     /// <summary>
@@ -79,16 +92,22 @@ internal sealed class Pacer
 
         if (_rateSource is not null)
         {
-            Int128 byRate = (Int128)(nowUs - _lastUpdateUs) * Math.Max(_rateSource.PacingRateBytesPerSecond, 1) / 1_000_000 + _tokens;
-            return byRate >= _capacity ? _capacity : (long)byRate;
+            long rate = Math.Max(_rateSource.PacingRateBytesPerSecond, 1);
+            Int128 byRate = (Int128)(nowUs - _lastUpdateUs) * rate / 1_000_000 + _tokens;
+            long rateCapacity = Capacity((Int128)rate * BurstIntervalUs / 1_000_000);
+            return byRate >= rateCapacity ? rateCapacity : (long)byRate;
         }
 
         GetRate(inSlowStart, out long num, out long den);
-        Int128 refill = (Int128)(nowUs - _lastUpdateUs) * Math.Max(congestionWindow, 1) * num
-            / ((Int128)Math.Max(smoothedRttUs, 1) * den);
+        Int128 perUsDenominator = (Int128)Math.Max(smoothedRttUs, 1) * den;
+        Int128 refill = (Int128)(nowUs - _lastUpdateUs) * Math.Max(congestionWindow, 1) * num / perUsDenominator;
         Int128 total = refill + _tokens;
-        return total >= _capacity ? _capacity : (long)total;
+        long capacity = Capacity((Int128)BurstIntervalUs * Math.Max(congestionWindow, 1) * num / perUsDenominator);
+        return total >= capacity ? capacity : (long)total;
     }
+
+    // The burst for a rate that sends `perInterval` bytes in BurstIntervalUs.
+    private long Capacity(Int128 perInterval) => perInterval <= _capacity ? _capacity : perInterval >= _maxCapacity ? _maxCapacity : (long)perInterval;
 
     private static void GetRate(bool inSlowStart, out long numerator, out long denominator)
     {

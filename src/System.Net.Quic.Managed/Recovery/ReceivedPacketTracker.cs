@@ -11,15 +11,31 @@ internal sealed class ReceivedPacketTracker
     /// <summary>RFC 9000 §13.2.2: acknowledge at least every second ack-eliciting packet.</summary>
     public const int AckElicitingThreshold = 2;
 
+    /// <summary>ACK decimation (as Chromium's QUIC does it) starts after this many ack-eliciting packets in the
+    /// application space; before that every second one is acknowledged, so slow start gets its feedback.</summary>
+    public const int DecimationAfterPackets = 100;
+
+    /// <summary>Most ack-eliciting packets one ACK may wait for while decimating.</summary>
+    public const int MaxDecimatedThreshold = 32;
+
     private AckRange[] _ranges; // descending: _ranges[0] holds the largest packet numbers
     private int _rangeCount;
     private readonly long _maxAckDelayUs;
     private readonly bool _alwaysAckImmediately;
+    private readonly bool _decimate;
+
+    // ACK decimation: ack-eliciting packets received in all, and in the current round-trip window.
+    private long _ackElicitingTotal;
+    private long _windowStartUs;
+    private int _windowPackets;
+    private int _decimatedThreshold = AckElicitingThreshold;
 
     // Packet numbers below this are treated as duplicates: their ranges were pruned or dropped. RFC 9000 §13.2.3.
     private long _ignoreBelow;
 
-    public ReceivedPacketTracker(PacketNumberSpace space, long maxAckDelayUs = RecoveryConstants.DefaultMaxAckDelayUs, int maxRanges = 32)
+    // decimate: in the application space, acknowledge bulk data less often than every second packet once
+    // DecimationAfterPackets have arrived (the rule is on OnPacketReceived).
+    public ReceivedPacketTracker(PacketNumberSpace space, long maxAckDelayUs = RecoveryConstants.DefaultMaxAckDelayUs, int maxRanges = 32, bool decimate = false)
     {
         if (maxRanges < 1)
         {
@@ -31,6 +47,7 @@ internal sealed class ReceivedPacketTracker
         _maxAckDelayUs = maxAckDelayUs;
         // RFC 9000 §13.2.1: Initial and Handshake packets are acknowledged without delay.
         _alwaysAckImmediately = space != PacketNumberSpace.ApplicationData;
+        _decimate = decimate && !_alwaysAckImmediately;
     }
 
     public PacketNumberSpace Space { get; }
@@ -64,9 +81,21 @@ internal sealed class ReceivedPacketTracker
 
     private EcnCounts _ecn;
 
-    /// <summary>Records a received packet (after successful decryption). Returns false for a duplicate, which the caller
-    /// must drop without processing its frames. RFC 9000 §12.3, §13.2.</summary>
-    public bool OnPacketReceived(long packetNumber, bool ackEliciting, long nowUs, EcnCodepoint ecn = EcnCodepoint.NotEct)
+    /// <summary>Ack-eliciting packets an ACK waits for now: 2 (RFC 9000 §13.2.2), or while decimating a quarter of
+    /// those that arrived in the last round trip, from 2 to <see cref="MaxDecimatedThreshold"/>.</summary>
+    public int CurrentThreshold => _ackElicitingTotal > DecimationAfterPackets ? _decimatedThreshold : AckElicitingThreshold;
+
+    /// <summary>
+    /// Records a received packet (after successful decryption). Returns false for a duplicate, which the caller must drop
+    /// without processing its frames. RFC 9000 §12.3, §13.2.
+    /// <para>With decimation on, after <see cref="DecimationAfterPackets"/> ack-eliciting packets an ACK is owed after
+    /// <see cref="CurrentThreshold"/> of them or a quarter of <paramref name="rttUs"/> (at least the timer granularity,
+    /// at most max_ack_delay), whichever comes first. A sender whose congestion window is full thus still gets about
+    /// four ACKs per round trip, and a fast one gets one per run of up to 32 packets instead of one per two (RFC 9000
+    /// §13.2.2 allows fewer ACKs when the receiver knows how often the sender needs them). Out-of-order and CE-marked
+    /// packets are still acknowledged at once.</para>
+    /// </summary>
+    public bool OnPacketReceived(long packetNumber, bool ackEliciting, long nowUs, EcnCodepoint ecn = EcnCodepoint.NotEct, long rttUs = 0)
     {
         if (packetNumber < _ignoreBelow || packetNumber < 0 || Contains(packetNumber))
         {
@@ -95,8 +124,17 @@ internal sealed class ReceivedPacketTracker
         }
 
         AckElicitingSinceLastAck++;
+        long delayUs = _maxAckDelayUs;
+        int threshold = AckElicitingThreshold;
+        if (_decimate && ++_ackElicitingTotal > DecimationAfterPackets)
+        {
+            CountForDecimation(nowUs, rttUs);
+            threshold = _decimatedThreshold;
+            delayUs = Math.Min(_maxAckDelayUs, Math.Max(RecoveryConstants.GranularityUs, rttUs / 4));
+        }
+
         bool immediate = _alwaysAckImmediately
-            || AckElicitingSinceLastAck >= AckElicitingThreshold
+            || AckElicitingSinceLastAck >= threshold
             // §13.2.1: below a previously received ack-eliciting packet, or above the largest one with packets missing
             // in between.
             || packetNumber < LargestAckElicitingReceived
@@ -118,10 +156,20 @@ internal sealed class ReceivedPacketTracker
         else
         {
             // §13.2.1: delay by no more than max_ack_delay.
-            AckDeadlineUs = Math.Min(AckDeadlineUs, nowUs + _maxAckDelayUs);
+            AckDeadlineUs = Math.Min(AckDeadlineUs, nowUs + delayUs);
         }
 
         return true;
+    }
+
+    // Counts packets per round trip; at the end of each window the threshold becomes a quarter of its count.
+    private void CountForDecimation(long nowUs, long rttUs)
+    {
+        _windowPackets++;
+        if (rttUs <= 0 || nowUs - _windowStartUs < rttUs) return;
+        _decimatedThreshold = Math.Clamp(_windowPackets / 4, AckElicitingThreshold, MaxDecimatedThreshold);
+        _windowStartUs = nowUs;
+        _windowPackets = 0;
     }
 
     /// <summary>True for a packet number already received or too old to track: the packet must be dropped (RFC 9000 §12.3).</summary>

@@ -38,6 +38,28 @@ public class PacerTests
     }
 
     [Fact]
+    public void Burst_GrowsToAMillisecondOfTheRate_UpToMaxBurstPackets()
+    {
+        // 1.25 * 120,000 B / 10 ms = 15 B/us: a millisecond is 15,000 B, above the 10-packet minimum.
+        var p = new Pacer(1200, 10);
+        p.OnPacketSent(0, 0, 120_000, 10_000, false);
+        p.OnPacketSent(0, 1_000_000, 120_000, 10_000, false);
+        Assert.Equal(15_000, p.Tokens);
+
+        // A sub-millisecond round trip: the burst is capped at 64 packets, and the window is what limits the sender.
+        var fast = new Pacer(1200, 10);
+        fast.OnPacketSent(0, 0, 1_000_000, 200, false);
+        fast.OnPacketSent(0, 1_000_000, 1_000_000, 200, false);
+        Assert.Equal(Pacer.MaxBurstPackets * 1200, fast.Tokens);
+        for (int i = 0; i < Pacer.MaxBurstPackets; i++)
+        {
+            Assert.Equal(1_000_000, fast.GetNextSendTimeUs(1200, 1_000_000, 1_000_000, 200, false));
+            fast.OnPacketSent(1200, 1_000_000, 1_000_000, 200, false);
+        }
+        Assert.True(fast.GetNextSendTimeUs(1200, 1_000_000, 1_000_000, 200, false) > 1_000_000);
+    }
+
+    [Fact]
     public void SustainedRate_MatchesOnePointTwoFiveCwndPerRtt()
     {
         var p = new Pacer(1200, 10);

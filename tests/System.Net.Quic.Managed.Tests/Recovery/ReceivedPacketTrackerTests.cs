@@ -125,6 +125,95 @@ public class ReceivedPacketTrackerTests
         Assert.Equal(0, t.AckElicitingSinceLastAck);
     }
 
+    // Receives packets pn..pn+count-1, one every `gapUs` from `nowUs`, acknowledging whenever an ACK is due at once;
+    // returns the ACKs sent.
+    private static int ReceiveRun(ReceivedPacketTracker t, ref long pn, ref long nowUs, int count, long gapUs, long rttUs)
+    {
+        int acks = 0;
+        for (int i = 0; i < count; i++, pn++, nowUs += gapUs)
+        {
+            t.OnPacketReceived(pn, true, nowUs, rttUs: rttUs);
+            if (t.AckImmediately)
+            {
+                t.OnAckSent();
+                acks++;
+            }
+        }
+        return acks;
+    }
+
+    [Fact]
+    public void Decimation_EverySecondPacketForTheFirstHundred()
+    {
+        var t = new ReceivedPacketTracker(PacketNumberSpace.ApplicationData, decimate: true);
+        long pn = 0, now = 0;
+        Assert.Equal(50, ReceiveRun(t, ref pn, ref now, ReceivedPacketTracker.DecimationAfterPackets, gapUs: 10, rttUs: 1_000));
+        Assert.Equal(ReceivedPacketTracker.AckElicitingThreshold, t.CurrentThreshold);
+    }
+
+    [Theory]
+    [InlineData(100, 2)]    // 10 packets per round trip: a quarter is 2 (the RFC's every second)
+    [InlineData(20, 12)]    // 50 per round trip: 12
+    [InlineData(5, 32)]     // 200 per round trip: capped
+    public void Decimation_ThresholdIsAQuarterOfARoundTripOfPackets(long gapUs, int expected)
+    {
+        const long rtt = 1_000;
+        var t = new ReceivedPacketTracker(PacketNumberSpace.ApplicationData, decimate: true);
+        long pn = 0, now = 0;
+        ReceiveRun(t, ref pn, ref now, ReceivedPacketTracker.DecimationAfterPackets + 1_000, gapUs, rtt);
+        Assert.Equal(expected, t.CurrentThreshold);
+
+        // In steady state one ACK goes per `expected` packets.
+        int acks = ReceiveRun(t, ref pn, ref now, expected * 20, gapUs, rtt);
+        Assert.Equal(20, acks);
+    }
+
+    [Fact]
+    public void Decimation_DelayIsAQuarterRoundTrip_AtLeastTheGranularity_AtMostMaxAckDelay()
+    {
+        foreach ((long rtt, long expectedDelay) in new[] { (40_000L, 10_000L), (400L, RecoveryConstants.GranularityUs), (400_000L, 25_000L) })
+        {
+            var t = new ReceivedPacketTracker(PacketNumberSpace.ApplicationData, maxAckDelayUs: 25_000, decimate: true);
+            long pn = 0, now = 0;
+            ReceiveRun(t, ref pn, ref now, ReceivedPacketTracker.DecimationAfterPackets + 1, gapUs: 1, rtt);
+            t.OnAckSent();
+            t.OnPacketReceived(pn, true, now, rttUs: rtt);
+            Assert.False(t.AckImmediately);
+            Assert.Equal(now + expectedDelay, t.AckDeadlineUs);
+        }
+    }
+
+    [Fact]
+    public void Decimation_GapAndCe_StillAcknowledgedAtOnce()
+    {
+        var t = new ReceivedPacketTracker(PacketNumberSpace.ApplicationData, decimate: true);
+        long pn = 0, now = 0;
+        ReceiveRun(t, ref pn, ref now, ReceivedPacketTracker.DecimationAfterPackets + 1_000, gapUs: 5, rttUs: 1_000);
+        Assert.Equal(ReceivedPacketTracker.MaxDecimatedThreshold, t.CurrentThreshold);
+        t.OnAckSent();
+
+        t.OnPacketReceived(pn + 1, true, now, rttUs: 1_000); // pn missing: a loss the sender must hear of at once
+        Assert.True(t.AckImmediately);
+        t.OnAckSent();
+        t.OnPacketReceived(pn + 2, true, now, EcnCodepoint.Ce, 1_000);
+        Assert.True(t.AckImmediately);
+    }
+
+    [Fact]
+    public void Decimation_Off_AndNeverInTheHandshakeSpaces()
+    {
+        foreach (var t in new[]
+        {
+            new ReceivedPacketTracker(PacketNumberSpace.ApplicationData, decimate: false),
+            new ReceivedPacketTracker(PacketNumberSpace.Handshake, decimate: true),
+        })
+        {
+            long pn = 0, now = 0;
+            int acks = ReceiveRun(t, ref pn, ref now, 1_000, gapUs: 5, rttUs: 1_000);
+            Assert.True(acks >= 500, $"{t.Space}: {acks} ACKs for 1,000 packets");
+        }
+    }
+
     [Fact]
     public void AckPolicy_NonAckElicitingAlone_NeverTriggersAnAck()
     {

@@ -103,29 +103,54 @@ public class StreamPrioritySimulationTests(ITestOutputHelper output)
             app.Flows.TrueForAll(f => f.Intact), app.NowUs);
     }
 
-    [Theory]
-    [InlineData(1501, 0.0)]
-    [InlineData(1502, 0.02)]
-    public void UrgentMessagesStayFastWhileBulkStreamsFillThePipe(int seed, double loss)
+    [Fact]
+    public void UrgentMessagesStayFastWhileBulkStreamsFillThePipe()
+    {
+        (MessageRun urgent, _) = RunUrgentAndEqual(1501, loss: 0);
+        // The urgent stream's messages complete within a few RTTs (the bottleneck queue the bulk streams keep full, the
+        // message's own serialisation, one-way delay).
+        Assert.True(urgent.LatenciesUs.Max() <= 5 * RttUs, $"urgent message latency {urgent.LatenciesUs.Max()} us above {5 * RttUs} us");
+    }
+
+    /// <summary>
+    /// With 2 % loss a message also waits for the recovery of its own lost packets, and a run that loses a message's
+    /// retransmission or hits a congestion event is slower: over seven seeds the slowest message of the typical run
+    /// stays within 10 RTTs and that of the worst run within 16.
+    /// </summary>
+    [Fact]
+    public void UrgentMessagesStayFastWhileBulkStreamsFillALossyPipe()
+    {
+        var slowest = new List<long>();
+        for (int seed = 1502; seed <= 1508; seed++)
+        {
+            (MessageRun urgent, _) = RunUrgentAndEqual(seed, loss: 0.02);
+            slowest.Add(urgent.LatenciesUs.Max());
+        }
+        slowest.Sort();
+        output.WriteLine($"slowest urgent message per seed, ms: [{string.Join(", ", slowest.Select(l => (l / 1000.0).ToString("F1")))}]");
+        Assert.True(slowest[slowest.Count / 2] <= 10 * RttUs, $"median run's slowest urgent message {slowest[slowest.Count / 2]} us above {10 * RttUs} us");
+        Assert.True(slowest[^1] <= 16 * RttUs, $"worst run's slowest urgent message {slowest[^1]} us above {16 * RttUs} us");
+    }
+
+    // Runs the messages at urgency 0 and at the bulk streams' urgency over the same seed, and checks what must hold in
+    // every run: all streams intact, and the urgent messages faster than round-robin ones while bulk still progresses.
+    private (MessageRun Urgent, MessageRun Equal) RunUrgentAndEqual(int seed, double loss)
     {
         MessageRun urgent = RunMessagesOverBulk(seed, loss, messageUrgency: 0);
         MessageRun equal = RunMessagesOverBulk(seed, loss, messageUrgency: StreamTable.DefaultUrgency);
         foreach ((string name, MessageRun run) in new[] { ("urgency 0", urgent), ("urgency 3 (same as bulk)", equal) })
         {
-            output.WriteLine($"{name}: latency ms [{string.Join(", ", run.LatenciesUs.Select(l => (l / 1000.0).ToString("F1")))}], " +
+            output.WriteLine($"seed {seed} {name}: latency ms [{string.Join(", ", run.LatenciesUs.Select(l => (l / 1000.0).ToString("F1")))}], " +
                 $"bulk KB during each [{string.Join(", ", run.BulkBytesDuringMessage.Select(b => b / 1024))}], bulk KB in the message phase {run.BulkReceivedInPhase / 1024} over {run.PhaseUs / 1000} ms, end {run.EndUs / 1000} ms");
             Assert.True(run.AllIntact); // every stream, bulk and messages, byte-exact with its FIN
         }
 
-        // The urgent stream's messages complete within a few RTTs (the bottleneck queue the bulk streams keep full, the
-        // message's own serialisation, one-way delay; with loss also the recovery of its own lost packets) ...
-        long bound = (loss == 0 ? 5 : 10) * RttUs;
-        Assert.True(urgent.LatenciesUs.Max() <= bound, $"urgent message latency {urgent.LatenciesUs.Max()} us above {bound} us");
-        // ... faster than any message sent at the bulk streams' urgency, which shares the link round-robin with them ...
-        Assert.True(urgent.LatenciesUs.Max() < equal.LatenciesUs.Min(), "prioritised messages were not faster than round-robin ones");
+        // Faster than any message sent at the bulk streams' urgency, which shares the link round-robin with them ...
+        Assert.True(urgent.LatenciesUs.Max() < equal.LatenciesUs.Min(), $"seed {seed}: prioritised messages were not faster than round-robin ones");
         Assert.True(urgent.BulkBytesDuringMessage.Max() < equal.BulkBytesDuringMessage.Min());
         // ... while the bulk streams still make progress in the gaps between messages.
-        Assert.True(urgent.BulkReceivedInPhase > 100_000, $"bulk got only {urgent.BulkReceivedInPhase} bytes during the message phase");
+        Assert.True(urgent.BulkReceivedInPhase > 100_000, $"seed {seed}: bulk got only {urgent.BulkReceivedInPhase} bytes during the message phase");
+        return (urgent, equal);
     }
 
     /// <summary>
