@@ -1,5 +1,6 @@
 using System.Collections.Generic;
 using System.Net.Security;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed;
 

@@ -3,6 +3,8 @@ using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 using System.Threading;
 using System.Threading.Tasks;
+using System.Net.Quic.Managed.Bridge;
+using System.Net.Quic.Managed.MsQuic;
 
 namespace System.Net.Quic.Managed;
 

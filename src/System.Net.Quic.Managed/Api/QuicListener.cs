@@ -1,5 +1,7 @@
 using System.Threading;
 using System.Threading.Tasks;
+using System.Net.Quic.Managed.Bridge;
+using System.Net.Quic.Managed.MsQuic;
 
 namespace System.Net.Quic.Managed;
 

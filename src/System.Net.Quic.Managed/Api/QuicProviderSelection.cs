@@ -1,4 +1,5 @@
 using System.IO;
+using System.Net.Quic.Managed.MsQuic;
 
 namespace System.Net.Quic.Managed;
 

@@ -1,4 +1,5 @@
 using System.Net.Security;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed;
 

@@ -1,4 +1,5 @@
 using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed.Tests.Api;
 

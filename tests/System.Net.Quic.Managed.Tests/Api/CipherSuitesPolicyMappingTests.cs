@@ -1,5 +1,6 @@
 using System.Net.Quic.Managed.Tls;
 using System.Net.Security;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed.Tests.Api;
 

@@ -1,3 +1,4 @@
+using System.Net.Quic.Managed.Bridge;
 namespace System.Net.Quic.Managed.Tests.Api;
 
 /// <summary>ReadsClosed / WritesClosed are made lazily (<see cref="ClosedSignal"/>): the outcome must not depend on when the task is asked for.</summary>

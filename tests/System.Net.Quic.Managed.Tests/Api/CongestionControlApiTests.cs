@@ -1,6 +1,7 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Security;
 using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed.Tests.Api;
 

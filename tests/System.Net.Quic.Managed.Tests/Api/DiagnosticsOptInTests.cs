@@ -1,4 +1,5 @@
 using System.Net.Quic.Managed.Tests.Diagnostics;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed.Tests.Api;
 

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net.Sockets;
 using Xunit.Abstractions;
 using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed.Tests.Api;
 

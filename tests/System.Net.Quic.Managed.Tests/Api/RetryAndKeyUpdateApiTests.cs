@@ -1,5 +1,6 @@
 using System.Security.Cryptography;
 using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed.Tests.Api;
 

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net.Quic.Managed.Io;
 using System.Net.Quic.Managed.Tests.Ids;
 using Xunit.Abstractions;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed.Tests.Api;
 

@@ -2,6 +2,7 @@ using System.Net.Quic.Managed.Tls;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed.Tests.Api;
 

@@ -1,3 +1,4 @@
+using System.Net.Quic.Managed.Bridge;
 namespace System.Net.Quic.Managed.Tests.Api;
 
 /// <summary>

@@ -1,5 +1,6 @@
 using System.Net.Quic.Managed.Io;
 using System.Net.Quic.Managed.Tests.Api;
+using System.Net.Quic.Managed.Bridge;
 
 namespace System.Net.Quic.Managed.Tests.Io;
 

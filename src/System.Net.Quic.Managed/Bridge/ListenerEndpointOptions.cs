@@ -1,7 +1,7 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Ids;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>The core settings of one worker endpoint of a listener port, from the listener's scale-out options.</summary>
 internal static class ListenerEndpointOptions

@@ -1,6 +1,6 @@
 using System.Net.Quic.Managed.Io;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>An API operation to run on the driver thread: a static callback and its state (no captured closures).</summary>
 internal sealed class DriverCall : IDriverWorkItem

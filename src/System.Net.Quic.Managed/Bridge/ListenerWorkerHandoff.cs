@@ -3,7 +3,7 @@ using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Io;
 using System.Threading;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// The workers of one listener port (one socket, driver thread and endpoint each) hand each other the datagrams the

@@ -2,7 +2,7 @@ using System.Net.Quic.Managed.Core;
 using System.Threading;
 using System.Threading.Tasks;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// A public <see cref="QuicStream"/> over one core stream. As System.Net.Quic's ReceiveBuffers, the driver thread

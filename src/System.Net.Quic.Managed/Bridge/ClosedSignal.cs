@@ -1,7 +1,7 @@
 using System.Threading;
 using System.Threading.Tasks;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// A one-shot completion (a stream's ReadsClosed / WritesClosed) whose <see cref="Task"/> is made only when someone

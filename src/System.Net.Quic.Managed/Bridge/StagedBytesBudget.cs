@@ -1,6 +1,6 @@
 using System.Threading;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// The bytes a connection's streams hold in their <see cref="StreamWriteStage"/>s together: a small write completes on

@@ -5,7 +5,7 @@ using System.Net.Quic.Managed.Tls;
 using System.Net.Security;
 using System.Net.Sockets;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// One bound UDP port shared by every managed listener on it, as msquic shares a binding: listeners with disjoint ALPN

@@ -2,7 +2,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using System.Threading.Tasks.Sources;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// A stream's ReadAsync waiting for data: only when nothing was buffered (a read of buffered data completes on the

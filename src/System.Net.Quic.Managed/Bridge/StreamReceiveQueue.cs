@@ -1,6 +1,6 @@
 using System.Buffers;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// A stream's received bytes between the driver thread (which moves them out of the core) and ReadAsync (which

@@ -9,7 +9,7 @@ using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// A public <see cref="QuicConnection"/> over the managed core. The core <see cref="Connection"/> is touched only on

@@ -7,7 +7,7 @@ using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 using System.Threading;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>Maps the public (System.Net.Quic-shaped) options onto the core's connection and TLS settings.</summary>
 internal static class ManagedOptionsMapping

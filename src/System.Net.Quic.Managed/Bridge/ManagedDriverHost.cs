@@ -4,7 +4,7 @@ using System.Net.Quic.Managed.Io;
 using System.Net.Sockets;
 using System.Threading;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// One UDP socket, its driver thread and its sans-IO <see cref="Endpoint"/>: a client connection owns one, a listener

@@ -4,7 +4,7 @@ using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// Client migration (RFC 9000 §9): to the server's preferred address after the handshake (§9.6), and to a new local socket

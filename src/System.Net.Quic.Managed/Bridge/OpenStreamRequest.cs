@@ -2,7 +2,7 @@ using System.Net.Quic.Managed.Io;
 using System.Threading;
 using System.Threading.Tasks;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>An OpenOutboundStreamAsync waiting on the driver thread for the peer's stream limit (RFC 9000 §4.6).</summary>
 internal sealed class OpenStreamRequest : IDriverWorkItem

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Net.Quic.Managed.Io;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// A stream's staged writes: a small write is copied here on the caller's thread and completes at once (as msquic's

@@ -2,7 +2,7 @@ using System.Collections.Generic;
 using System.Net.Quic.Managed.Io;
 using System.Net.Sockets;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// Local paths beyond the first socket (RFC 9000 §9): a listener's preferred address, a client's migration socket. Each is a

@@ -1,7 +1,7 @@
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Recovery;
 
-namespace System.Net.Quic.Managed;
+namespace System.Net.Quic.Managed.Bridge;
 
 internal sealed partial class ManagedConnection
 {
