@@ -25,6 +25,9 @@ public sealed class LoadRun
     private long _timedConnectionsStart;
     private double _timedStart;
     private double _timedEnd;
+    // The connections mode's timed window, whole process: bytes allocated, CPU time, datagrams sent (managed only).
+    private (long Allocated, TimeSpan Cpu, long Datagrams) _windowStart;
+    private (long Allocated, TimeSpan Cpu, long Datagrams) _windowEnd;
     private string _baselineFdKinds = "";
     private int _baselineSockets;
 
@@ -167,6 +170,7 @@ public sealed class LoadRun
         QuicConnection?[] connections = await Task.WhenAll(Enumerable.Range(0, _options.Count).Select(_ => ConnectAsync(run))).ConfigureAwait(false);
         _timedStreamsStart = _counters.Streams;
         _counters.StartStreamSampling();
+        _windowStart = ProcessCost();
         _timedStart = _clock.Elapsed.TotalSeconds;
         double end = _timedStart + _options.DurationSeconds;
         await Task.WhenAll(connections.OfType<QuicConnection>().SelectMany(c => Enumerable.Range(0, _options.Parallel).Select(async _ =>
@@ -176,6 +180,7 @@ public sealed class LoadRun
                 if (!await StreamAsync(c, _options.ResponseSize, run).ConfigureAwait(false)) return;
             }
         }))).ConfigureAwait(false);
+        _windowEnd = ProcessCost();
         _timedEnd = _clock.Elapsed.TotalSeconds;
         await Task.WhenAll(connections.OfType<QuicConnection>().Select(c => CloseAsync(c, graceful: true, run))).ConfigureAwait(false);
         return connections.All(c => c is not null);
@@ -247,6 +252,10 @@ public sealed class LoadRun
         }
         return (_counters.Streams - start) / clock.Elapsed.TotalSeconds;
     }
+
+    /// <summary>What the process spent so far: bytes allocated, CPU time, and datagrams sent by the managed provider.</summary>
+    private static (long Allocated, TimeSpan Cpu, long Datagrams) ProcessCost()
+        => (GC.GetTotalAllocatedBytes(precise: false), Process.GetCurrentProcess().TotalProcessorTime, System.Net.Quic.Managed.Diagnostics.QuicTelemetryCounters.DatagramsSent);
 
     private ResourceSample SampleAfterCollect()
     {
@@ -479,6 +488,15 @@ public sealed class LoadRun
         else
         {
             o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  handshakes/s: {result.ConnectionsPerSecond:0.0} ({_counters.Connections - _timedConnectionsStart} connections set up and closed in {rateSeconds:0.0} s, {_options.Parallel} at a time)"));
+        }
+
+        if (_options.Mode == LoadMode.Connections && rateStreams > 0)
+        {
+            // Client and server together (one process): what one stream cost, over the timed window.
+            double datagrams = (_windowEnd.Datagrams - _windowStart.Datagrams) / (double)rateStreams;
+            o.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"  per stream (timed window, client and server): {(_windowEnd.Allocated - _windowStart.Allocated) / (double)rateStreams:0} B allocated, "
+                + $"{(_windowEnd.Cpu - _windowStart.Cpu).TotalMicroseconds / rateStreams:0} us CPU{(_options.Provider == QuicProvider.Managed ? $", {datagrams:0.0} datagrams" : "")}"));
         }
 
         if (streamLatencies.Length > 0)

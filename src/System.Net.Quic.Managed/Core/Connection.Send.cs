@@ -116,16 +116,16 @@ internal sealed partial class Connection
         if (!CanSendAckEliciting(nowUs)) return false;
         if (space.CryptoSend.HasRetransmission || space.CryptoSend.HasNewData) return true;
         if (space.Space != PacketNumberSpace.ApplicationData) return false;
-        return HasApplicationFramesToSend();
+        return HasApplicationFramesToSend(nowUs);
     }
 
-    private bool HasApplicationFramesToSend()
+    private bool HasApplicationFramesToSend(long nowUs)
     {
         if (_handshake.HandshakeDonePending || _path.Responses.Count > 0 || _path.ChallengePending || _rawFramesForTesting is not null || _newTokenToSend is not null) return true;
         // A client sends application data before its handshake completed only as 0-RTT, and then only stream frames.
         if (!_handshake.IsCompleted && !IsServer) return CanSendEarlyData && _streams.HasSendableStreams;
         if (_streams.NeedsMaxData || _streams.HasSendableStreams || _keepAlivePending || HasDatagramsToSend) return true;
-        if (_streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams) return true;
+        if (MaxStreamsWantPacket(nowUs)) return true;
         if (_streams.LocalBidiLimit.NeedsStreamsBlocked || _streams.LocalUniLimit.NeedsStreamsBlocked) return true;
         if (_streams.ConnectionSendCredit.NeedsBlockedFrame && _streams.HasSendableStreams) return true;
         return _localIds.HasPendingAdvertisement || _peerIds.HasPendingRetirement;
@@ -295,6 +295,7 @@ internal sealed partial class Connection
         }
         wrote |= WriteMaxStreams(ref writer, frames, _streams.RemoteBidiLimit, bidirectional: true);
         wrote |= WriteMaxStreams(ref writer, frames, _streams.RemoteUniLimit, bidirectional: false);
+        if (!_streams.RemoteBidiLimit.NeedsMaxStreams && !_streams.RemoteUniLimit.NeedsMaxStreams) _maxStreamsHoldUntilUs = long.MaxValue;
         wrote |= WriteStreamsBlocked(ref writer, frames, _streams.LocalBidiLimit, bidirectional: true);
         wrote |= WriteStreamsBlocked(ref writer, frames, _streams.LocalUniLimit, bidirectional: false);
         SendFlowCredit credit = _streams.ConnectionSendCredit;
@@ -321,6 +322,20 @@ internal sealed partial class Connection
             wrote = true;
         }
         return wrote;
+    }
+
+    /// <summary>
+    /// Whether MAX_STREAMS makes a packet of its own: at once when the peer needs it
+    /// (<see cref="RemoteStreamLimit.NeedsMaxStreamsPacket"/>), else once it was held back for max_ack_delay (the MaxStreamsHold
+    /// timer, armed here the first time it is passed by). Meanwhile any packet sent carries it.
+    /// </summary>
+    private bool MaxStreamsWantPacket(long nowUs)
+    {
+        RemoteStreamLimit bidi = _streams.RemoteBidiLimit, uni = _streams.RemoteUniLimit;
+        if (!bidi.NeedsMaxStreams && !uni.NeedsMaxStreams) return false;
+        if (bidi.NeedsMaxStreamsPacket || uni.NeedsMaxStreamsPacket) return true;
+        if (_maxStreamsHoldUntilUs == long.MaxValue) _maxStreamsHoldUntilUs = nowUs + _options.MaxAckDelayUs;
+        return _maxStreamsHoldUntilUs <= nowUs;
     }
 
     private static bool WriteMaxStreams(ref QuicWriter writer, SentFrameList frames, RemoteStreamLimit limit, bool bidirectional)

@@ -51,6 +51,8 @@ internal sealed partial class Connection
             case TimerKind.Pacing: return _path.PacingBlockedUntilUs;
             case TimerKind.FirstFlightHold: return _earlyData.FirstFlightHoldUntilUs != 0 ? _earlyData.FirstFlightHoldUntilUs : long.MaxValue;
             case TimerKind.PathValidation: return _path.Validator?.DeadlineUs ?? long.MaxValue;
+            case TimerKind.MaxStreamsHold:
+                return _streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams ? _maxStreamsHoldUntilUs : long.MaxValue;
             case TimerKind.KeepAlive:
                 return _options.KeepAliveIntervalUs > 0 && _handshake.IsCompleted && !_keepAlivePending
                     ? _idle.LastActivityUs + _options.KeepAliveIntervalUs
@@ -98,6 +100,7 @@ internal sealed partial class Connection
             case TimerKind.AckHandshake:
             case TimerKind.AckApplication:
             case TimerKind.FirstFlightHold:
+            case TimerKind.MaxStreamsHold:
                 // Acted on by the TrySend that follows every timeout: the ACK is due, the hold is over.
                 return true;
             case TimerKind.Pacing:

@@ -196,6 +196,7 @@ internal sealed partial class Connection : IDisposable, IDeadlineItem
     private byte[]? _rawFramesForTesting;
     // Timers
     private bool _keepAlivePending;
+    private long _maxStreamsHoldUntilUs = long.MaxValue; // MAX_STREAMS held back to ride with a later packet (Send)
     // Tokens
     private byte[]? _pendingNewTokenInFlight;
     // Tracing

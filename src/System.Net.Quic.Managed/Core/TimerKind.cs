@@ -42,6 +42,12 @@ internal enum TimerKind
     /// <summary>A client with 0-RTT stops holding its first flight for early data (see EarlyDataFirstFlightHoldUs).</summary>
     FirstFlightHold,
 
+    /// <summary>
+    /// MAX_STREAMS that the peer does not need yet (it has at least half its limit left) was held back to ride with a
+    /// later packet; it goes on its own at the latest max_ack_delay after it was first held.
+    /// </summary>
+    MaxStreamsHold,
+
     /// <summary>The number of kinds (not a timer).</summary>
     Count,
 }

@@ -63,13 +63,21 @@ internal sealed class RangeSet
 
     public void Clear() => _count = 0;
 
-    /// <summary>Empties the set and gives its storage back (it comes again with the next range): for a set done with.</summary>
+    /// <summary>
+    /// Empties the set and gives its storage back (it comes again with the next range): for a set done with. Storage of
+    /// at most <see cref="KeptCapacity"/> ranges stays, so a set that never grew beyond it (most of a stream's) is reused
+    /// without allocating when its stream is recycled.
+    /// </summary>
     public void ReleaseStorage()
     {
         _count = 0;
+        if (_starts.Length <= KeptCapacity) return;
         _starts = [];
         _ends = [];
     }
+
+    /// <summary>The most ranges whose storage <see cref="ReleaseStorage"/> keeps (two arrays of 8 longs).</summary>
+    public const int KeptCapacity = 8;
 
     public bool Contains(long value)
     {

@@ -34,6 +34,18 @@ internal sealed class ReceiveBuffer
         _received = new RangeSet(4, maxFragments);
     }
 
+    /// <summary>As new (empty, from offset 0, limit <paramref name="limit"/>), for a recycled stream; storage that stayed small is kept.</summary>
+    public void Reuse(long limit)
+    {
+        Limit = limit;
+        _chunks.Recycle();
+        _received.ReleaseStorage();
+        _readOffset = 0;
+        _highestOffset = 0;
+        _finalSize = -1;
+        _discarding = false;
+    }
+
     /// <summary>Bytes at or beyond this offset are a flow-control violation.</summary>
     public long Limit { get; private set; }
 

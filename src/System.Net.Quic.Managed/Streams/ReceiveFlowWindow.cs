@@ -27,6 +27,19 @@ internal sealed class ReceiveFlowWindow
         MaxData = initialWindow;
     }
 
+    /// <summary>As new, for a recycled stream (see <see cref="StreamTable"/>'s pool).</summary>
+    public void Reuse(long initialWindow, long maxWindow)
+    {
+        _epochStartUs = -1;
+        _epochStartConsumed = 0;
+        _updateForced = false;
+        Window = initialWindow;
+        MaxWindow = maxWindow;
+        MaxData = initialWindow;
+        Received = 0;
+        Consumed = 0;
+    }
+
     /// <summary>The limit advertised to the peer (an absolute offset / byte count).</summary>
     public long MaxData { get; private set; }
 
@@ -34,7 +47,7 @@ internal sealed class ReceiveFlowWindow
     public long Window { get; private set; }
 
     /// <summary>Largest window auto-tuning may reach.</summary>
-    public long MaxWindow { get; }
+    public long MaxWindow { get; private set; }
 
     /// <summary>Credit used by the peer: for a stream the highest offset received, for the connection the sum.</summary>
     public long Received { get; private set; }

@@ -25,7 +25,21 @@ internal sealed class ReceiveStream
         _buffer = new ReceiveBuffer(initialWindow, chunkSize, maxFragments, budget);
     }
 
-    public long StreamId { get; }
+    public long StreamId { get; private set; }
+
+    /// <summary>As new, for a recycled stream of this connection (see <see cref="StreamTable"/>'s pool).</summary>
+    public void Reuse(long streamId, long initialWindow, long maxWindow)
+    {
+        StreamId = streamId;
+        State = ReceiveStreamState.Recv;
+        ResetErrorCode = 0;
+        StopSendingErrorCode = 0;
+        _stopSendingPending = false;
+        _stopSendingRequested = false;
+        _heldCredit = 0;
+        _window.Reuse(initialWindow, maxWindow);
+        _buffer.Reuse(initialWindow);
+    }
 
     public ReceiveStreamState State { get; private set; }
 

@@ -92,6 +92,14 @@ internal sealed class RemoteStreamLimit
     /// </summary>
     public bool NeedsMaxStreams => TargetMaxStreams > MaxStreams || _forced;
 
+    /// <summary>
+    /// MAX_STREAMS due and worth a packet of its own now: a lost one to repeat, or a peer left with less than half of
+    /// <see cref="Concurrency"/> to open. Otherwise the credit rides with the next packet sent anyway (the connection
+    /// holds it back a little while, see Connection's MaxStreamsHold timer): a request/response peer then gets each
+    /// stream's credit back with the next response instead of in a packet per stream, and is never made to wait.
+    /// </summary>
+    public bool NeedsMaxStreamsPacket => _forced || (TargetMaxStreams > MaxStreams && 2 * (MaxStreams - OpenedCount) < Concurrency);
+
     /// <summary>Raises and returns the limit to put in MAX_STREAMS.</summary>
     public long CommitMaxStreams()
     {

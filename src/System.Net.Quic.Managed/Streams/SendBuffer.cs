@@ -38,6 +38,23 @@ internal sealed class SendBuffer
         _lost = new RangeSet(4, maxRanges);
     }
 
+    /// <summary>As new (empty, from offset 0), for a recycled stream; storage that stayed small is kept.</summary>
+    public void Reuse(long maxBufferedBytes)
+    {
+        MaxBufferedBytes = maxBufferedBytes;
+        _chunks.Recycle();
+        _acked.ReleaseStorage();
+        _lost.ReleaseStorage();
+        _writeOffset = 0;
+        _nextNewOffset = 0;
+        _ackedPrefix = 0;
+        _finRequested = false;
+        _finSent = false;
+        _finAcked = false;
+        _finLost = false;
+        _reset = false;
+    }
+
     /// <summary>Most bytes held at once (appended but not yet acknowledged).</summary>
     public long MaxBufferedBytes { get; set; }
 

@@ -18,6 +18,14 @@ internal sealed class SendFlowCredit
         MaxData = initialMaxData;
     }
 
+    /// <summary>As new, for a recycled stream (see <see cref="StreamTable"/>'s pool).</summary>
+    public void Reuse(long initialMaxData)
+    {
+        _blockedSignalledAt = -1;
+        MaxData = initialMaxData;
+        Sent = 0;
+    }
+
     /// <summary>The largest limit the peer advertised (an absolute byte count / offset).</summary>
     public long MaxData { get; private set; }
 

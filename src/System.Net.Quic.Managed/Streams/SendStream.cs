@@ -21,7 +21,20 @@ internal sealed class SendStream
         _buffer = new SendBuffer(maxBufferedBytes, chunkSize, budget: budget);
     }
 
-    public long StreamId { get; }
+    public long StreamId { get; private set; }
+
+    /// <summary>As new, for a recycled stream of this connection (see <see cref="StreamTable"/>'s pool).</summary>
+    public void Reuse(long streamId, long peerMaxStreamData, long maxBufferedBytes)
+    {
+        StreamId = streamId;
+        State = SendStreamState.Ready;
+        ResetErrorCode = 0;
+        ResetFinalSize = 0;
+        StopSendingErrorCode = null;
+        _resetFramePending = false;
+        _credit.Reuse(peerMaxStreamData);
+        _buffer.Reuse(maxBufferedBytes);
+    }
 
     public SendStreamState State { get; private set; }
 

@@ -148,11 +148,25 @@ internal sealed class StreamChunkBuffer
         _baseChunk = Math.Max(_baseChunk, offset / _chunkSize);
     }
 
-    /// <summary>As <see cref="ReleaseAll"/>, and the ring goes too (it comes again with the next chunk): for a side done with.</summary>
+    /// <summary>
+    /// As <see cref="ReleaseAll"/>, and a ring of more than <see cref="KeptRingSlots"/> slots goes too (it comes again with
+    /// the next chunk): for a side done with. A smaller ring stays for the stream's next use (see <see cref="Recycle"/>).
+    /// </summary>
     public void ReleaseStorage(long offset)
     {
         ReleaseAll(offset);
-        _ring = Array.Empty<byte[]?>();
+        if (_ring.Length > KeptRingSlots) _ring = Array.Empty<byte[]?>();
+    }
+
+    /// <summary>The largest ring <see cref="ReleaseStorage"/> and <see cref="Recycle"/> keep: 32 slots (128 KiB of 4 KiB chunks), 280 bytes.</summary>
+    public const int KeptRingSlots = 32;
+
+    /// <summary>Empty again from offset 0, for a recycled stream: every chunk back to the pool, a small ring kept.</summary>
+    public void Recycle()
+    {
+        ReleaseStorage(0);
+        _baseChunk = 0;
+        _head = 0;
     }
 
     private byte[] GetOrRent(long chunk)

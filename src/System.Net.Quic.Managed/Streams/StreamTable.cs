@@ -31,6 +31,13 @@ internal sealed class StreamTable
     private long _peerMaxStreamDataBidiLocal;
     private long _peerMaxStreamDataBidiRemote;
     private long _peerMaxStreamDataUni;
+    // Released bidirectional streams kept for the next ones (their parts, buffers' rings and range sets with them): a
+    // request/response connection allocates no stream state per request. A stack of at most RecycledStreams.
+    private readonly TransportStream?[] _recycled = new TransportStream?[RecycledStreams];
+    private int _recycledCount;
+
+    /// <summary>The most released streams a connection keeps for reuse.</summary>
+    public const int RecycledStreams = 16;
 
     public StreamTable(bool isServer, StreamTableOptions options)
     {
@@ -182,6 +189,7 @@ internal sealed class StreamTable
         for (long i = 0; i < newCount; i++)
         {
             TransportStream created = Create(StreamId.Make(firstNew + i, !IsServer, uni));
+            created.InIncomingQueue = true;
             _incoming.Enqueue(created);
         }
 
@@ -194,6 +202,7 @@ internal sealed class StreamTable
     {
         while (_incoming.TryDequeue(out stream))
         {
+            stream.InIncomingQueue = false;
             if (!stream.IsReleased)
             {
                 return true;
@@ -648,6 +657,11 @@ internal sealed class StreamTable
             (stream.IsUnidirectional ? _remoteUni : _remoteBidi).OnStreamClosed();
         }
 
+        if (!stream.IsUnidirectional && stream.CanBeRecycled && _recycledCount < _recycled.Length)
+        {
+            _recycled[_recycledCount++] = stream;
+        }
+
         return true;
     }
 
@@ -662,6 +676,18 @@ internal sealed class StreamTable
     private TransportStream Create(long id)
     {
         bool local = StreamId.IsLocal(id, IsServer);
+        if (_recycledCount > 0 && !StreamId.IsUnidirectional(id))
+        {
+            // A released bidirectional stream of this connection, reset to new: no allocation per request stream.
+            TransportStream recycled = _recycled[--_recycledCount]!;
+            _recycled[_recycledCount] = null;
+            recycled.Send!.Reuse(id, PeerCreditFor(id), _options.MaxSendBufferPerStream);
+            recycled.Receive!.Reuse(id, LocalWindowFor(id), Math.Max(LocalWindowFor(id), _options.MaxStreamReceiveWindow));
+            recycled.Reuse(id, local);
+            _streams.Add(id, recycled);
+            return recycled;
+        }
+
         SendStream? send = StreamId.CanSend(id, IsServer)
             ? new SendStream(id, PeerCreditFor(id), ConnectionSendCredit, _options.MaxSendBufferPerStream, _options.ChunkSize, BufferBudget)
             : null;

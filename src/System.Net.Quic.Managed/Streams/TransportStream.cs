@@ -14,10 +14,10 @@ internal sealed class TransportStream
         Receive = receive;
     }
 
-    public long Id { get; }
+    public long Id { get; private set; }
 
     /// <summary>Opened by this endpoint.</summary>
-    public bool IsLocal { get; }
+    public bool IsLocal { get; private set; }
 
     public bool IsUnidirectional => StreamId.IsUnidirectional(Id);
 
@@ -36,6 +36,25 @@ internal sealed class TransportStream
 
     /// <summary>Removed from its table; ignore it.</summary>
     public bool IsReleased { get; internal set; }
+
+    /// <summary>In its table's queue of peer streams not yet accepted.</summary>
+    internal bool InIncomingQueue;
+
+    /// <summary>
+    /// Released and in no queue of its table: nothing refers to it any more, so the table may give it (and its parts)
+    /// to its next stream.
+    /// </summary>
+    internal bool CanBeRecycled => IsReleased && !InSendQueue && !InUrgentQueue && !IsDeferred && !InIncomingQueue;
+
+    /// <summary>A recycled stream becomes stream <paramref name="id"/> (its parts were reset by the table).</summary>
+    internal void Reuse(long id, bool isLocal)
+    {
+        Id = id;
+        IsLocal = isLocal;
+        IsReleased = false;
+        Urgency = StreamTable.DefaultUrgency;
+        Incremental = StreamTable.DefaultIncremental;
+    }
 
     /// <summary>
     /// RFC 9218-model urgency, 0 (most urgent) to 7; local only (never signalled). Changed through

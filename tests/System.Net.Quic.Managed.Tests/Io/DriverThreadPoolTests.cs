@@ -50,7 +50,9 @@ public class DriverThreadPoolTests
     public void ConcurrentLoopsGetDistinctThreadsAndTheStartersContext()
     {
         s_flowed.Value = "starter";
-        using var release = new ManualResetEventSlim();
+        // Not disposed: a worker may still be returning from its Wait when the test ends (Dispose then made that Wait
+        // throw ObjectDisposedException on the driver thread, which ended the test host).
+        var release = new ManualResetEventSlim();
         using var countdown = new CountdownEvent(4);
         var ids = new int[4];
         var values = new string?[4];

@@ -21,7 +21,12 @@ internal sealed class SimulatedQuicEndpoint : IEcnSimulatedEndpoint, IMultiPathS
     /// <summary>The endpoint behind this address; a test may swap it (a server restart that lost all connection state).</summary>
     public Endpoint Endpoint { get; set; }
 
-    public static NetworkAddress ToNetwork(SimAddress address) => NetworkAddress.FromEndPoint(address.ToIPEndPoint());
+    public static NetworkAddress ToNetwork(SimAddress address)
+    {
+        // The same address as ToIPEndPoint's (10.h.h.h), without allocating one per datagram.
+        ReadOnlySpan<byte> bytes = [10, (byte)(address.Host >> 16), (byte)(address.Host >> 8), (byte)address.Host];
+        return new NetworkAddress(bytes, (ushort)address.Port);
+    }
 
     /// <summary>
     /// Whether the IP layer of this host carries the ECN bits (both ways). Off by default: the datagrams go out Not-ECT and

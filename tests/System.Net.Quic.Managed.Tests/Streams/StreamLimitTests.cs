@@ -61,6 +61,22 @@ public class StreamLimitTests
     }
 
     [Fact]
+    public void MaxStreamsNeedsAPacketOfItsOwnOnlyWhenThePeerIsBelowHalfItsLimit()
+    {
+        var remote = new RemoteStreamLimit(isServer: true, unidirectional: false, concurrency: 4);
+        Assert.Equal(TransportErrorCode.NoError, remote.OnPeerStream(StreamId.Make(0, false, false), out _, out _, out _));
+        remote.OnStreamClosed();
+        Assert.True(remote.NeedsMaxStreams);
+        Assert.False(remote.NeedsMaxStreamsPacket); // the peer may still open 3 of 4: the credit rides with a later packet
+        Assert.Equal(TransportErrorCode.NoError, remote.OnPeerStream(StreamId.Make(2, false, false), out _, out _, out _));
+        Assert.True(remote.NeedsMaxStreamsPacket); // 1 of 4 left
+        Assert.Equal(5, remote.CommitMaxStreams());
+        Assert.False(remote.NeedsMaxStreamsPacket);
+        remote.OnMaxStreamsLost(5);
+        Assert.True(remote.NeedsMaxStreamsPacket); // a lost one is repeated at once
+    }
+
+    [Fact]
     public void MaxStreamsKeepsPeerCreditToppedUp()
     {
         var remote = new RemoteStreamLimit(isServer: false, unidirectional: true, concurrency: 4);
