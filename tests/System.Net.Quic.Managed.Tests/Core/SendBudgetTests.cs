@@ -55,6 +55,31 @@ public class SendBudgetTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void BytesBeyondTheStreamsCreditTakeOnlyTheMinimumBudgetHoweverFarTheBudgetGrew()
+    {
+        var budget = new ConnectionBufferBudget();
+        budget.OnCongestionWindow(4 << 20);
+        long limit = budget.SendLimitBytes, minimum = ConnectionBufferBudget.MinimumSendBytes;
+        Assert.True(limit > 8 << 20);
+        Assert.Equal(minimum, budget.RoomFor(0)); // no credit: the minimum budget
+        Assert.Equal(2 * limit, budget.RoomFor(long.MaxValue / 4, long.MaxValue / 4)); // everything can leave: twice the grown budget
+        Assert.Equal(limit, budget.RoomFor(0, streamCredit: long.MaxValue / 4)); // within the stream's credit, waiting for the connection's: the budget
+        budget.OnChunksChanged(minimum, send: true);
+        Assert.Equal(0, budget.RoomFor(0));
+        Assert.Equal(limit - minimum, budget.WakeRoom); // waiters on acknowledgments see the grown budget
+        Assert.Equal(4096, budget.RoomFor(4096, 4096));
+        // Bytes that can leave at once are bounded by what the connection's credit lets the path hold, too.
+        Assert.Equal(0, budget.RoomFor(long.MaxValue / 4, 0, flowWindow: 0));
+        Assert.Equal(64 * 1024, budget.RoomFor(long.MaxValue / 4, 0, flowWindow: 64 * 1024));
+        // A write the budget held back within its stream's credit waits for acknowledgments; one held back only
+        // beyond that credit waits for MAX_STREAM_DATA.
+        Assert.True(budget.WaitsForAcknowledgments(streamCredit: 4096, room: 0));
+        Assert.False(budget.WaitsForAcknowledgments(streamCredit: 4096, room: 4096));
+        // At the minimum budget every held-back write waits for acknowledgments.
+        Assert.True(new ConnectionBufferBudget().WaitsForAcknowledgments(streamCredit: 0, room: 0));
+    }
+
+    [Fact]
     public void ExceededListenerBudgetFallsBackToTheMinimumAndDetachGivesBackTheChunks()
     {
         var endpoint = new EndpointBufferBudget(64 * 1024);
@@ -144,6 +169,64 @@ public class SendBudgetTests(ITestOutputHelper output)
         Assert.InRange(budget.ChunkBytes, 1, 2 * budget.SendLimitBytes + (64 * 1024));
         // The client's credit was used: 256 KiB (the connection's) left the server.
         Assert.True(server.Statistics.BytesSent > 256 * 1024, $"sent {server.Statistics.BytesSent}");
+    }
+
+    /// <summary>
+    /// A peer that gives real credit first (64 KiB per stream, as a System.Net.Quic client gives back for the bytes its
+    /// receive buffer takes before the application reads, and a large connection window), then never reads: the server
+    /// sends fast while the credit lasts, so its budget grows well past the minimum, but the bytes its 200 streams'
+    /// writes leave beyond their credit (which never leave) stay within the minimum budget, not the grown one.
+    /// </summary>
+    [Fact]
+    public void ReaderThatGaveCreditThenStoppedLeavesNoMoreThanTheMinimumBudgetHeld()
+    {
+        const int streamCount = 200, streamWindow = 64 * 1024;
+        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = 1_000_000_000 };
+        var clientStreams = new StreamTableOptions
+        {
+            InitialMaxData = 64 << 20, MaxConnectionReceiveWindow = 64 << 20,
+            InitialMaxStreamDataBidiLocal = streamWindow, InitialMaxStreamDataBidiRemote = streamWindow, InitialMaxStreamDataUni = streamWindow,
+            MaxStreamReceiveWindow = streamWindow, MaxStreamsBidi = 0, MaxStreamsUni = 0,
+        };
+        using var pair = new QuicPair(seed: 30, link, configure: p =>
+        {
+            p.ClientOptions = new ConnectionOptions { Random = p.ClientOptions.Random, Name = "client", Streams = clientStreams };
+            p.ServerOptions = new ConnectionOptions { Random = p.ServerOptions.Random, Name = "server", Streams = new StreamTableOptions { MaxStreamsBidi = streamCount, MaxStreamsUni = 0 } };
+        });
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        // The client's own send budget takes the requests in turn (each holds a chunk until acknowledged).
+        var requests = new Queue<long>();
+        for (int i = 0; i < streamCount; i++)
+        {
+            Assert.True(client.TryOpenStream(unidirectional: false, out long id));
+            requests.Enqueue(id);
+        }
+
+        byte[] chunk = new byte[64 * 1024];
+        long maxHeld = 0;
+        for (int step = 0; step < 300; step++)
+        {
+            while (requests.TryPeek(out long request) && client.WriteStream(request, "GET /1M"u8, fin: true) > 0) requests.Dequeue();
+            pair.Network.RunFor(10_000);
+            foreach (TransportStream stream in server.Streams.Streams)
+            {
+                if (stream.Send is null) continue;
+                server.ReadStream(stream.Id, chunk, out _, out _, out _); // the request
+                while (server.WriteStream(stream.Id, chunk, fin: false) > 0)
+                {
+                }
+            }
+            maxHeld = Math.Max(maxHeld, server.BufferBudget.SendHeldBytes);
+        }
+
+        ConnectionBufferBudget budget = server.BufferBudget;
+        output.WriteLine($"sent {server.Statistics.BytesSent}, budget {budget.SendLimitBytes}, held {budget.SendHeldBytes} (max {maxHeld}), cwnd {server.CongestionController.CongestionWindow}");
+        // All the credit was used, and fast enough for the budget to grow...
+        Assert.True(server.Statistics.BytesSent > streamCount * streamWindow, $"sent {server.Statistics.BytesSent}");
+        Assert.True(budget.SendLimitBytes >= 4 * ConnectionBufferBudget.MinimumSendBytes, $"budget {budget.SendLimitBytes}");
+        // ...but what stays behind the peer's credit is bounded by the minimum budget (and one chunk of the last write).
+        Assert.InRange(budget.SendHeldBytes, 1, ConnectionBufferBudget.MinimumSendBytes + (64 * 1024));
     }
 
     /// <summary>A bulk transfer on one stream grows the budget past the per-stream buffer and completes.</summary>
