@@ -31,7 +31,8 @@ internal sealed partial class Connection
     /// <summary>
     /// Queues data (and optionally FIN) on a stream; returns the bytes accepted, limited by the stream's send buffer and
     /// by the connection's send budget (<see cref="ConnectionBufferBudget"/>). A stream the budget held back is told
-    /// with StreamWritable once acknowledgments free room, one its own credit held back once MAX_STREAM_DATA raises it.
+    /// with StreamWritable once acknowledgments or MAX_DATA make room, one its own credit held back once MAX_STREAM_DATA
+    /// raises it.
     /// </summary>
     public int WriteStream(long streamId, ReadOnlySpan<byte> data, bool fin)
     {
@@ -47,7 +48,7 @@ internal sealed partial class Connection
         if (room < data.Length)
         {
             // Held back by the stream's credit alone: MAX_STREAM_DATA wakes it (OnStreamSendSideChanged).
-            if (budget.WaitsForAcknowledgments(streamCredit, room)) budget.AddWaiter(streamId);
+            if (budget.WaitsOnBudget(streamCredit, room)) budget.AddWaiter(streamId);
             taken = data.Slice(0, (int)room);
         }
         int accepted = stream.Send.Write(taken, fin: false);
@@ -71,16 +72,17 @@ internal sealed partial class Connection
     internal ConnectionBufferBudget BufferBudget => _streams.BufferBudget;
 
     /// <summary>
-    /// After acknowledgments: the send budget follows the congestion window (as far as the peer's connection credit lets
-    /// the connection use it), and streams whose writes it held back are
+    /// After acknowledgments or MAX_DATA: the send budget follows the congestion window (as far as the peer's connection
+    /// credit lets the connection use it), and streams whose writes it held back are
     /// told (StreamWritable) while it has room, one 16 KiB quantum each.
     /// </summary>
     private void AfterSendBudgetFreed()
     {
         ConnectionBufferBudget budget = _streams.BufferBudget;
-        budget.OnCongestionWindow(_recovery.CongestionController.CongestionWindow, FlowWindow());
+        long flowWindow = FlowWindow();
+        budget.OnCongestionWindow(_recovery.CongestionController.CongestionWindow, flowWindow);
         if (!budget.HasWaiters) return;
-        long room = budget.WakeRoom;
+        long room = budget.WakeRoom(flowWindow);
         while (budget.TryTakeWaiter(ref room, WakeQuantumBytes, out long streamId)) Emit(ConnectionEventKind.StreamWritable, streamId);
     }
 

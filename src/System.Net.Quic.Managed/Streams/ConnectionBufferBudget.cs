@@ -12,14 +12,14 @@ namespace System.Net.Quic.Managed.Streams;
 /// twice the largest congestion window seen (bandwidth x RTT plus as much again queued behind it, so the path never
 /// waits for the application), up to <see cref="MaximumSendBytes"/>; it does not shrink. Bytes the peer's flow control
 /// lets leave at once (within the stream's and the connection's credit) are taken while the connection holds less than
-/// twice the budget, and less than its minimum budget plus what the connection's credit lets the path hold (in flight
-/// plus the credit left: every stream sees the whole connection credit, this bounds their sum), so streams with credit
-/// are not held up by streams whose peer stopped reading; bytes within the stream's credit that wait for the
-/// connection's, while it holds less than the budget. Bytes beyond the stream's credit are taken only while the
-/// connection holds less than its minimum budget, however far the budget grew: they cannot leave before the peer
-/// raises the stream's limit, so a peer that gave credit (growing the budget) and then stopped reading cannot make the
-/// grown budget fill with bytes that never leave. A write held back waits (its buffer, not a copy): for
-/// acknowledgments when the budget held it back, for MAX_STREAM_DATA when the stream's credit did.
+/// twice the budget, so streams with credit are not held up by streams whose peer stopped reading; bytes within the
+/// stream's credit, while it holds less than the budget; both only while it holds less than its minimum budget plus
+/// what the connection's credit lets the path hold (in flight plus the credit left: every stream sees the whole
+/// connection credit, this bounds their sum). Bytes beyond that are taken only while the connection holds less than
+/// its minimum budget, however far the budget grew: they cannot leave before the peer raises its limits, so a peer
+/// that gave credit (growing the budget) and then stopped reading cannot make the grown budget fill with bytes that
+/// never leave. A write held back waits (its buffer, not a copy): for acknowledgments or MAX_DATA when the budget or
+/// the connection's credit held it back, for MAX_STREAM_DATA when the stream's credit did.
 /// </para>
 /// <para>
 /// Memory: <see cref="ChunkBytes"/> counts the pooled chunks the connection's stream buffers hold (both directions) and
@@ -90,30 +90,34 @@ internal sealed class ConnectionBufferBudget
 
     /// <summary>
     /// Bytes a stream may add now. The first <paramref name="sendableNow"/> (what the stream's and the connection's
-    /// credit let it send at once): while the connection holds less than twice the budget and less than its minimum
-    /// budget plus <paramref name="flowWindow"/> (the bytes in flight plus the connection's credit left: every stream
-    /// sees that credit, this bounds their sum). The first <paramref name="streamCredit"/> (within the stream's credit,
-    /// waiting for the connection's): while it holds less than the budget. Any bytes: while it holds less than its
-    /// minimum budget. Bytes beyond the stream's credit cannot leave before the peer raises it, so a peer that gave
-    /// credit (growing the budget) and then stopped reading cannot make the grown budget fill with bytes that never leave.
+    /// credit let it send at once): while the connection holds less than twice the budget; the first
+    /// <paramref name="streamCredit"/> (within the stream's credit, some waiting for the connection's): while it holds
+    /// less than the budget; both only while it holds less than its minimum budget plus <paramref name="flowWindow"/>
+    /// (the bytes in flight plus the connection's credit left: every stream sees that credit, this bounds their sum).
+    /// Any bytes: while it holds less than its minimum budget. Bytes beyond the credit cannot leave before the peer
+    /// raises it, so a peer that gave credit (growing the budget) and then stopped reading cannot make the grown budget
+    /// fill with bytes that never leave.
     /// </summary>
     public long RoomFor(long sendableNow, long streamCredit = 0, long flowWindow = long.MaxValue / 4)
     {
         long held = SendHeldBytes;
-        long sendable = Math.Min(sendableNow, Math.Min(2 * Limit, _minimumSendBytes + Math.Max(0, flowWindow)) - held);
-        long room = Math.Max(_minimumSendBytes - held, Math.Max(Math.Min(streamCredit, Limit - held), sendable));
-        return Math.Max(0, room);
+        long sendable = Math.Min(sendableNow, Math.Min(2 * Limit, CreditLimit(flowWindow)) - held);
+        long withinStreamCredit = Math.Min(streamCredit, Math.Min(Limit, CreditLimit(flowWindow)) - held);
+        return Math.Max(0, Math.Max(_minimumSendBytes - held, Math.Max(withinStreamCredit, sendable)));
     }
 
-    /// <summary>
-    /// Whether a write given <paramref name="room"/> bytes (from <see cref="RoomFor"/>), not all it asked, waits for
-    /// acknowledgments (<see cref="AddWaiter"/>): when the budget held back bytes within the stream's credit, or when
-    /// the budget is at its minimum. Otherwise the stream's credit held it back, and MAX_STREAM_DATA wakes it.
-    /// </summary>
-    public bool WaitsForAcknowledgments(long streamCredit, long room) => room < streamCredit || Limit <= _minimumSendBytes;
+    private long CreditLimit(long flowWindow) => _minimumSendBytes + Math.Max(0, Math.Min(flowWindow, MaximumSendBytes * 2));
 
-    /// <summary>Room that acknowledgments freed for the streams waiting on the budget: what is left of it.</summary>
-    public long WakeRoom => Math.Max(0, Limit - SendHeldBytes);
+    /// <summary>
+    /// Whether a write given <paramref name="room"/> bytes (from <see cref="RoomFor"/>), not all it asked, waits on the
+    /// budget (<see cref="AddWaiter"/>: woken by acknowledgments or MAX_DATA): when bytes within its stream's credit
+    /// were held back, or when the budget is at its minimum. Otherwise the stream's credit held it back, and
+    /// MAX_STREAM_DATA wakes it.
+    /// </summary>
+    public bool WaitsOnBudget(long streamCredit, long room) => room < streamCredit || Limit <= _minimumSendBytes;
+
+    /// <summary>The room acknowledgments or MAX_DATA made for the streams waiting on the budget (see <see cref="RoomFor"/>).</summary>
+    public long WakeRoom(long flowWindow) => Math.Max(0, Math.Min(Limit, CreditLimit(flowWindow)) - SendHeldBytes);
 
     /// <summary>A stream's write found no room: it is told (StreamWritable) once acknowledgments free some.</summary>
     public void AddWaiter(long streamId)
