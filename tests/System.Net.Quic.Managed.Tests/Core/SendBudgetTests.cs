@@ -130,37 +130,22 @@ public class SendBudgetTests(ITestOutputHelper output)
         const int streamCount = 1000;
         using QuicPair pair = SlowReaderPair(streamCount);
         Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
-        // The client's own send budget takes the requests in turn (each holds a chunk until acknowledged).
-        var requests = new Queue<long>();
-        for (int i = 0; i < streamCount; i++)
-        {
-            Assert.True(client.TryOpenStream(unidirectional: false, out long id));
-            requests.Enqueue(id);
-        }
-
+        Queue<long> requests = OpenRequestStreams(client, streamCount);
         byte[] chunk = new byte[64 * 1024];
         var written = new Dictionary<long, long>();
-        long accepted = 0, maxHeld = 0;
-        for (int step = 0; step < 300; step++)
+        long accepted = 0;
+        long maxHeld = RunSlowReader(pair, requests, 300, id =>
         {
-            while (requests.TryPeek(out long request) && client.WriteStream(request, "GET /1M"u8, fin: true) > 0) requests.Dequeue();
-            pair.Network.RunFor(10_000);
-            foreach (TransportStream stream in server.Streams.Streams)
+            written.TryGetValue(id, out long done);
+            while (done < (1 << 20))
             {
-                if (stream.Send is null) continue;
-                server.ReadStream(stream.Id, chunk, out _, out _, out _); // the request
-                written.TryGetValue(stream.Id, out long done);
-                while (done < (1 << 20))
-                {
-                    int n = server.WriteStream(stream.Id, chunk.AsSpan(0, (int)Math.Min(chunk.Length, (1 << 20) - done)), fin: false);
-                    if (n == 0) break;
-                    done += n;
-                    accepted += n;
-                }
-                written[stream.Id] = done;
+                int n = server.WriteStream(id, chunk.AsSpan(0, (int)Math.Min(chunk.Length, (1 << 20) - done)), fin: false);
+                if (n == 0) break;
+                done += n;
+                accepted += n;
             }
-            maxHeld = Math.Max(maxHeld, server.BufferBudget.SendHeldBytes);
-        }
+            written[id] = done;
+        });
 
         ConnectionBufferBudget budget = server.BufferBudget;
         output.WriteLine($"streams {written.Count}, accepted {accepted}, held max {maxHeld}, budget {budget.SendLimitBytes}, chunks {budget.ChunkBytes}, sent {server.Statistics.BytesSent}");
@@ -186,44 +171,16 @@ public class SendBudgetTests(ITestOutputHelper output)
     public void ReaderThatGaveCreditThenStoppedLeavesNoMoreThanTheMinimumBudgetHeld(int streamWindow, int connectionWindow)
     {
         const int streamCount = 200;
-        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = 1_000_000_000 };
-        var clientStreams = new StreamTableOptions
-        {
-            InitialMaxData = connectionWindow, MaxConnectionReceiveWindow = connectionWindow,
-            InitialMaxStreamDataBidiLocal = streamWindow, InitialMaxStreamDataBidiRemote = streamWindow, InitialMaxStreamDataUni = streamWindow,
-            MaxStreamReceiveWindow = streamWindow, MaxStreamsBidi = 0, MaxStreamsUni = 0,
-        };
-        using var pair = new QuicPair(seed: 30, link, configure: p =>
-        {
-            p.ClientOptions = new ConnectionOptions { Random = p.ClientOptions.Random, Name = "client", Streams = clientStreams };
-            p.ServerOptions = new ConnectionOptions { Random = p.ServerOptions.Random, Name = "server", Streams = new StreamTableOptions { MaxStreamsBidi = streamCount, MaxStreamsUni = 0 } };
-        });
-        Assert.True(pair.Handshake());
+        using QuicPair pair = SlowReaderPair(streamCount, streamWindow, connectionWindow, bandwidthBitsPerSecond: 1_000_000_000);
         Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
-        // The client's own send budget takes the requests in turn (each holds a chunk until acknowledged).
-        var requests = new Queue<long>();
-        for (int i = 0; i < streamCount; i++)
-        {
-            Assert.True(client.TryOpenStream(unidirectional: false, out long id));
-            requests.Enqueue(id);
-        }
-
+        Queue<long> requests = OpenRequestStreams(client, streamCount);
         byte[] chunk = new byte[64 * 1024];
-        long maxHeld = 0;
-        for (int step = 0; step < 300; step++)
+        long maxHeld = RunSlowReader(pair, requests, 300, id =>
         {
-            while (requests.TryPeek(out long request) && client.WriteStream(request, "GET /1M"u8, fin: true) > 0) requests.Dequeue();
-            pair.Network.RunFor(10_000);
-            foreach (TransportStream stream in server.Streams.Streams)
+            while (server.WriteStream(id, chunk, fin: false) > 0)
             {
-                if (stream.Send is null) continue;
-                server.ReadStream(stream.Id, chunk, out _, out _, out _); // the request
-                while (server.WriteStream(stream.Id, chunk, fin: false) > 0)
-                {
-                }
             }
-            maxHeld = Math.Max(maxHeld, server.BufferBudget.SendHeldBytes);
-        }
+        });
 
         ConnectionBufferBudget budget = server.BufferBudget;
         output.WriteLine($"sent {server.Statistics.BytesSent}, budget {budget.SendLimitBytes}, held {budget.SendHeldBytes} (max {maxHeld}), cwnd {server.CongestionController.CongestionWindow}");
@@ -255,18 +212,19 @@ public class SendBudgetTests(ITestOutputHelper output)
     }
 
     /// <summary>
-    /// A simulated pair set up for the slow-reader attack, handshake done: the client advertises 2,048 bytes per stream
-    /// and 256 KiB for the connection and lets the server open no streams; the server takes <paramref name="streamCount"/>
-    /// bidirectional streams from it. 5 ms each way, 100 Mbit/s.
+    /// A simulated pair set up for the slow-reader attack, handshake done: the client advertises
+    /// <paramref name="streamWindow"/> bytes per stream (2,048) and <paramref name="connectionWindow"/> for the
+    /// connection (256 KiB), windows that do not grow, and lets the server open no streams; the server takes
+    /// <paramref name="streamCount"/> bidirectional streams from it. 5 ms each way, 100 Mbit/s unless told.
     /// </summary>
-    internal static QuicPair SlowReaderPair(int streamCount)
+    internal static QuicPair SlowReaderPair(int streamCount, int streamWindow = 2048, int connectionWindow = 256 * 1024, long bandwidthBitsPerSecond = 100_000_000)
     {
-        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = 100_000_000 };
+        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = bandwidthBitsPerSecond };
         var clientStreams = new StreamTableOptions
         {
-            InitialMaxData = 256 * 1024, MaxConnectionReceiveWindow = 256 * 1024,
-            InitialMaxStreamDataBidiLocal = 2048, InitialMaxStreamDataBidiRemote = 2048, InitialMaxStreamDataUni = 2048,
-            MaxStreamReceiveWindow = 2048, MaxStreamsBidi = 0, MaxStreamsUni = 0,
+            InitialMaxData = connectionWindow, MaxConnectionReceiveWindow = connectionWindow,
+            InitialMaxStreamDataBidiLocal = streamWindow, InitialMaxStreamDataBidiRemote = streamWindow, InitialMaxStreamDataUni = streamWindow,
+            MaxStreamReceiveWindow = streamWindow, MaxStreamsBidi = 0, MaxStreamsUni = 0,
         };
         var serverStreams = new StreamTableOptions { MaxStreamsBidi = streamCount, MaxStreamsUni = 0 };
         var pair = new QuicPair(seed: 30, link, configure: p =>
@@ -276,5 +234,47 @@ public class SendBudgetTests(ITestOutputHelper output)
         });
         Assert.True(pair.Handshake());
         return pair;
+    }
+
+    /// <summary>Opens <paramref name="count"/> bidirectional streams on the client, the requests still to send.</summary>
+    private static Queue<long> OpenRequestStreams(Connection client, int count)
+    {
+        var requests = new Queue<long>();
+        for (int i = 0; i < count; i++)
+        {
+            Assert.True(client.TryOpenStream(unidirectional: false, out long id));
+            requests.Enqueue(id);
+        }
+        return requests;
+    }
+
+    /// <summary>The client's own send budget takes the requests in turn (each holds a chunk until acknowledged).</summary>
+    private static void SendRequests(Connection client, Queue<long> requests)
+    {
+        while (requests.TryPeek(out long request) && client.WriteStream(request, "GET /1M"u8, fin: true) > 0) requests.Dequeue();
+    }
+
+    /// <summary>
+    /// Runs the attack in steps of 10 ms: the client sends its requests as its budget takes them, the server reads
+    /// each stream's request and <paramref name="respond"/> writes on it. Returns the most the server's send buffers held.
+    /// </summary>
+    private static long RunSlowReader(QuicPair pair, Queue<long> requests, int steps, Action<long> respond)
+    {
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        byte[] request = new byte[64];
+        long maxHeld = 0;
+        for (int step = 0; step < steps; step++)
+        {
+            SendRequests(client, requests);
+            pair.Network.RunFor(10_000);
+            foreach (TransportStream stream in server.Streams.Streams)
+            {
+                if (stream.Send is null) continue;
+                server.ReadStream(stream.Id, request, out _, out _, out _);
+                respond(stream.Id);
+            }
+            maxHeld = Math.Max(maxHeld, server.BufferBudget.SendHeldBytes);
+        }
+        return maxHeld;
     }
 }
