@@ -8,6 +8,7 @@ public sealed class LoadCounters
 {
     private const int KeptMessages = 10;
     private readonly ConcurrentDictionary<string, int> _failureKinds = new();
+    private readonly ConcurrentDictionary<(bool Server, string Operation, Type Type, QuicError? Error), string> _kindNames = new();
     private readonly ConcurrentQueue<string> _messages = new();
     private readonly ConcurrentBag<double> _handshakeMs = [];
     // Stream latencies: a bounded uniform sample (reservoir) so a soak of millions of streams keeps 64K doubles.
@@ -86,18 +87,21 @@ public sealed class LoadCounters
     public void Failure(string operation, Exception e)
     {
         Interlocked.Increment(ref _failures);
-        Record("client " + operation, e);
+        Record(server: false, operation, e);
     }
 
     public void ServerFailure(string operation, Exception e)
     {
         Interlocked.Increment(ref _serverFailures);
-        Record("server " + operation, e);
+        Record(server: true, operation, e);
     }
 
-    private void Record(string operation, Exception e)
+    private void Record(bool server, string operation, Exception e)
     {
-        string kind = $"{operation}: {Describe(e)}";
+        // The kind's text is made once per kind: an attack run fails 10,000 streams at once, and the server's garbage
+        // then is what the run measures.
+        string kind = _kindNames.GetOrAdd((server, operation, e.GetType(), (e as QuicException)?.QuicError),
+            static (key, e) => $"{(key.Server ? "server" : "client")} {key.Operation}: {Describe(e)}", e);
         _failureKinds.AddOrUpdate(kind, 1, (_, n) => n + 1);
         if (_messages.Count < KeptMessages) _messages.Enqueue($"{kind}: {e.Message}");
     }

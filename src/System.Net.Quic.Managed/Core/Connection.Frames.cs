@@ -107,7 +107,11 @@ internal sealed partial class Connection
 
         public TransportErrorCode OnMaxData(in MaxDataFrame frame)
         {
-            if (_c._streams.OnMaxDataFrame(ToLong(frame.MaximumData))) _c.RefreshAllSendable();
+            if (_c._streams.OnMaxDataFrame(ToLong(frame.MaximumData)))
+            {
+                _c.RefreshAllSendable();
+                _c.AfterSendBudgetFreed(); // the budget's room follows the connection's credit too
+            }
             return TransportErrorCode.NoError;
         }
 

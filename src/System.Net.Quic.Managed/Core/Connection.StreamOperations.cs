@@ -31,7 +31,8 @@ internal sealed partial class Connection
     /// <summary>
     /// Queues data (and optionally FIN) on a stream; returns the bytes accepted, limited by the stream's send buffer and
     /// by the connection's send budget (<see cref="ConnectionBufferBudget"/>). A stream the budget held back is told
-    /// with StreamWritable once acknowledgments free room.
+    /// with StreamWritable once acknowledgments or MAX_DATA make room, one its own credit held back once MAX_STREAM_DATA
+    /// raises it.
     /// </summary>
     public int WriteStream(long streamId, ReadOnlySpan<byte> data, bool fin)
     {
@@ -41,11 +42,13 @@ internal sealed partial class Connection
         // learns why from GetStopSendingCode / IsStreamWriteComplete. Peer-driven states must never throw here.
         if (stream.Send.State is not (SendStreamState.Ready or SendStreamState.Send) || stream.Send.Buffer.IsFinRequested) return 0;
         ConnectionBufferBudget budget = _streams.BufferBudget;
-        long room = budget.RoomFor(Math.Max(0, stream.Send.FlowLimitOffset - stream.Send.Buffer.WriteOffset));
+        long streamCredit = Math.Max(0, stream.Send.Credit.MaxData - stream.Send.Buffer.WriteOffset);
+        long room = budget.RoomFor(Math.Max(0, stream.Send.FlowLimitOffset - stream.Send.Buffer.WriteOffset), streamCredit, FlowWindow());
         ReadOnlySpan<byte> taken = data;
         if (room < data.Length)
         {
-            budget.AddWaiter(streamId);
+            // Held back by the stream's credit alone: MAX_STREAM_DATA wakes it (OnStreamSendSideChanged).
+            if (budget.WaitsOnBudget(streamCredit, room)) budget.AddWaiter(streamId);
             taken = data.Slice(0, (int)room);
         }
         int accepted = stream.Send.Write(taken, fin: false);
@@ -55,27 +58,31 @@ internal sealed partial class Connection
         return accepted;
     }
 
+    /// <summary>What the peer's connection credit lets the path hold: the bytes in flight plus the credit left.</summary>
+    private long FlowWindow() => _streams.ConnectionSendCredit.Available + _recovery.CongestionController.BytesInFlight;
+
     /// <summary>Bytes the stream's send side accepts now (0 when full, reset, or finished).</summary>
     public long GetWritableBytes(long streamId)
         => _streams.TryGetStream(streamId, out TransportStream? stream) && stream.Send is not null
-            ? Math.Min(stream.Send.WritableBytes, _streams.BufferBudget.RoomFor(Math.Max(0, stream.Send.FlowLimitOffset - stream.Send.Buffer.WriteOffset)))
+            ? Math.Min(stream.Send.WritableBytes, _streams.BufferBudget.RoomFor(Math.Max(0, stream.Send.FlowLimitOffset - stream.Send.Buffer.WriteOffset),
+                Math.Max(0, stream.Send.Credit.MaxData - stream.Send.Buffer.WriteOffset), FlowWindow()))
             : 0;
 
     /// <summary>The connection's stream buffering: send budget and pooled chunks.</summary>
     internal ConnectionBufferBudget BufferBudget => _streams.BufferBudget;
 
     /// <summary>
-    /// After acknowledgments: the send budget follows the congestion window (as far as the peer's connection credit lets
-    /// the connection use it), and streams whose writes it held back are
+    /// After acknowledgments or MAX_DATA: the send budget follows the congestion window (as far as the peer's connection
+    /// credit lets the connection use it), and streams whose writes it held back are
     /// told (StreamWritable) while it has room, one 16 KiB quantum each.
     /// </summary>
     private void AfterSendBudgetFreed()
     {
         ConnectionBufferBudget budget = _streams.BufferBudget;
-        budget.OnCongestionWindow(_recovery.CongestionController.CongestionWindow,
-            _streams.ConnectionSendCredit.Available + _recovery.CongestionController.BytesInFlight);
+        long flowWindow = FlowWindow();
+        budget.OnCongestionWindow(_recovery.CongestionController.CongestionWindow, flowWindow);
         if (!budget.HasWaiters) return;
-        long room = budget.RoomFor(0);
+        long room = budget.WakeRoom(flowWindow);
         while (budget.TryTakeWaiter(ref room, WakeQuantumBytes, out long streamId)) Emit(ConnectionEventKind.StreamWritable, streamId);
     }
 

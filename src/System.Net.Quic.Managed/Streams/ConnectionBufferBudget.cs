@@ -7,11 +7,19 @@ namespace System.Net.Quic.Managed.Streams;
 /// commit the sender's memory).
 /// <para>
 /// Sending: <see cref="SendHeldBytes"/> counts the memory of the bytes the application handed over and the peer has not
-/// acknowledged, over all streams (whole chunks). A write is accepted while that stays under <see cref="SendLimitBytes"/> — the connection's ideal send
-/// buffer, as msquic calls it: it starts at <see cref="MinimumSendBytes"/> and grows in 1.5x steps to stay above twice
-/// the largest congestion window seen (bandwidth x RTT plus as much again queued behind it, so the path never waits for
-/// the application), up to <see cref="MaximumSendBytes"/>; it does not shrink. Bytes the peer's flow control lets leave
-/// at once may go up to twice the limit, so streams with credit are not held up by streams whose peer stopped reading.
+/// acknowledged, over all streams (whole chunks). The budget, <see cref="SendLimitBytes"/>, is the connection's ideal
+/// send buffer, as msquic calls it: it starts at <see cref="MinimumSendBytes"/> and grows in 1.5x steps to stay above
+/// twice the largest congestion window seen (bandwidth x RTT plus as much again queued behind it, so the path never
+/// waits for the application), up to <see cref="MaximumSendBytes"/>; it does not shrink. Bytes the peer's flow control
+/// lets leave at once (within the stream's and the connection's credit) are taken while the connection holds less than
+/// twice the budget, so streams with credit are not held up by streams whose peer stopped reading; bytes within the
+/// stream's credit, while it holds less than the budget; both only while it holds less than its minimum budget plus
+/// what the connection's credit lets the path hold (in flight plus the credit left: every stream sees the whole
+/// connection credit, this bounds their sum). Bytes beyond that are taken only while the connection holds less than
+/// its minimum budget, however far the budget grew: they cannot leave before the peer raises its limits, so a peer
+/// that gave credit (growing the budget) and then stopped reading cannot make the grown budget fill with bytes that
+/// never leave. A write held back waits (its buffer, not a copy): for acknowledgments or MAX_DATA when the budget or
+/// the connection's credit held it back, for MAX_STREAM_DATA when the stream's credit did.
 /// </para>
 /// <para>
 /// Memory: <see cref="ChunkBytes"/> counts the pooled chunks the connection's stream buffers hold (both directions) and
@@ -77,16 +85,39 @@ internal sealed class ConnectionBufferBudget
         }
     }
 
+    /// <summary>The budget in force: <see cref="SendLimitBytes"/>, or the minimum while the listener's budget is exceeded.</summary>
+    private long Limit => _endpoint is { IsExceeded: true } ? _minimumSendBytes : SendLimitBytes;
+
     /// <summary>
-    /// Bytes a stream may add now: what is left of the budget, or, for bytes the peer's flow control lets leave at once
-    /// (<paramref name="sendableNow"/>), what is left of twice the budget.
+    /// Bytes a stream may add now. The first <paramref name="sendableNow"/> (what the stream's and the connection's
+    /// credit let it send at once): while the connection holds less than twice the budget; the first
+    /// <paramref name="streamCredit"/> (within the stream's credit, some waiting for the connection's): while it holds
+    /// less than the budget; both only while it holds less than its minimum budget plus <paramref name="flowWindow"/>
+    /// (the bytes in flight plus the connection's credit left: every stream sees that credit, this bounds their sum).
+    /// Any bytes: while it holds less than its minimum budget. Bytes beyond the credit cannot leave before the peer
+    /// raises it, so a peer that gave credit (growing the budget) and then stopped reading cannot make the grown budget
+    /// fill with bytes that never leave.
     /// </summary>
-    public long RoomFor(long sendableNow)
+    public long RoomFor(long sendableNow, long streamCredit = 0, long flowWindow = long.MaxValue / 4)
     {
-        long limit = _endpoint is { IsExceeded: true } ? _minimumSendBytes : SendLimitBytes;
-        long room = Math.Max(limit - SendHeldBytes, Math.Min(sendableNow, (2 * limit) - SendHeldBytes));
-        return Math.Max(0, room);
+        long held = SendHeldBytes;
+        long sendable = Math.Min(sendableNow, Math.Min(2 * Limit, CreditLimit(flowWindow)) - held);
+        long withinStreamCredit = Math.Min(streamCredit, Math.Min(Limit, CreditLimit(flowWindow)) - held);
+        return Math.Max(0, Math.Max(_minimumSendBytes - held, Math.Max(withinStreamCredit, sendable)));
     }
+
+    private long CreditLimit(long flowWindow) => _minimumSendBytes + Math.Max(0, Math.Min(flowWindow, MaximumSendBytes * 2));
+
+    /// <summary>
+    /// Whether a write given <paramref name="room"/> bytes (from <see cref="RoomFor"/>), not all it asked, waits on the
+    /// budget (<see cref="AddWaiter"/>: woken by acknowledgments or MAX_DATA): when bytes within its stream's credit
+    /// were held back, or when the budget is at its minimum. Otherwise the stream's credit held it back, and
+    /// MAX_STREAM_DATA wakes it.
+    /// </summary>
+    public bool WaitsOnBudget(long streamCredit, long room) => room < streamCredit || Limit <= _minimumSendBytes;
+
+    /// <summary>The room acknowledgments or MAX_DATA made for the streams waiting on the budget (see <see cref="RoomFor"/>).</summary>
+    public long WakeRoom(long flowWindow) => Math.Max(0, Math.Min(Limit, CreditLimit(flowWindow)) - SendHeldBytes);
 
     /// <summary>A stream's write found no room: it is told (StreamWritable) once acknowledgments free some.</summary>
     public void AddWaiter(long streamId)

@@ -55,6 +55,33 @@ public class SendBudgetTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void BytesBeyondTheStreamsCreditTakeOnlyTheMinimumBudgetHoweverFarTheBudgetGrew()
+    {
+        var budget = new ConnectionBufferBudget();
+        budget.OnCongestionWindow(4 << 20);
+        long limit = budget.SendLimitBytes, minimum = ConnectionBufferBudget.MinimumSendBytes;
+        Assert.True(limit > 8 << 20);
+        Assert.Equal(minimum, budget.RoomFor(0)); // no credit: the minimum budget
+        Assert.Equal(2 * limit, budget.RoomFor(long.MaxValue / 4, long.MaxValue / 4)); // everything can leave: twice the grown budget
+        Assert.Equal(limit, budget.RoomFor(0, streamCredit: long.MaxValue / 4)); // within the stream's credit, waiting for the connection's: the budget
+        budget.OnChunksChanged(minimum, send: true);
+        Assert.Equal(0, budget.RoomFor(0));
+        Assert.Equal(limit - minimum, budget.WakeRoom(long.MaxValue / 4)); // waiters on the budget see the grown budget...
+        Assert.Equal(64 * 1024, budget.WakeRoom(64 * 1024)); // ...as far as the connection's credit lets the path hold
+        Assert.Equal(4096, budget.RoomFor(4096, 4096));
+        // Bytes within the credit are bounded by what the connection's credit lets the path hold, too.
+        Assert.Equal(0, budget.RoomFor(long.MaxValue / 4, long.MaxValue / 4, flowWindow: 0));
+        Assert.Equal(64 * 1024, budget.RoomFor(long.MaxValue / 4, 0, flowWindow: 64 * 1024));
+        Assert.Equal(64 * 1024, budget.RoomFor(0, long.MaxValue / 4, flowWindow: 64 * 1024));
+        // A write held back within its stream's credit waits on the budget (acknowledgments, MAX_DATA); one held back
+        // only beyond that credit waits for MAX_STREAM_DATA.
+        Assert.True(budget.WaitsOnBudget(streamCredit: 4096, room: 0));
+        Assert.False(budget.WaitsOnBudget(streamCredit: 4096, room: 4096));
+        // At the minimum budget every held-back write waits on the budget.
+        Assert.True(new ConnectionBufferBudget().WaitsOnBudget(streamCredit: 0, room: 0));
+    }
+
+    [Fact]
     public void ExceededListenerBudgetFallsBackToTheMinimumAndDetachGivesBackTheChunks()
     {
         var endpoint = new EndpointBufferBudget(64 * 1024);
@@ -103,37 +130,22 @@ public class SendBudgetTests(ITestOutputHelper output)
         const int streamCount = 1000;
         using QuicPair pair = SlowReaderPair(streamCount);
         Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
-        // The client's own send budget takes the requests in turn (each holds a chunk until acknowledged).
-        var requests = new Queue<long>();
-        for (int i = 0; i < streamCount; i++)
-        {
-            Assert.True(client.TryOpenStream(unidirectional: false, out long id));
-            requests.Enqueue(id);
-        }
-
+        Queue<long> requests = OpenRequestStreams(client, streamCount);
         byte[] chunk = new byte[64 * 1024];
         var written = new Dictionary<long, long>();
-        long accepted = 0, maxHeld = 0;
-        for (int step = 0; step < 300; step++)
+        long accepted = 0;
+        long maxHeld = RunSlowReader(pair, requests, 300, id =>
         {
-            while (requests.TryPeek(out long request) && client.WriteStream(request, "GET /1M"u8, fin: true) > 0) requests.Dequeue();
-            pair.Network.RunFor(10_000);
-            foreach (TransportStream stream in server.Streams.Streams)
+            written.TryGetValue(id, out long done);
+            while (done < (1 << 20))
             {
-                if (stream.Send is null) continue;
-                server.ReadStream(stream.Id, chunk, out _, out _, out _); // the request
-                written.TryGetValue(stream.Id, out long done);
-                while (done < (1 << 20))
-                {
-                    int n = server.WriteStream(stream.Id, chunk.AsSpan(0, (int)Math.Min(chunk.Length, (1 << 20) - done)), fin: false);
-                    if (n == 0) break;
-                    done += n;
-                    accepted += n;
-                }
-                written[stream.Id] = done;
+                int n = server.WriteStream(id, chunk.AsSpan(0, (int)Math.Min(chunk.Length, (1 << 20) - done)), fin: false);
+                if (n == 0) break;
+                done += n;
+                accepted += n;
             }
-            maxHeld = Math.Max(maxHeld, server.BufferBudget.SendHeldBytes);
-        }
+            written[id] = done;
+        });
 
         ConnectionBufferBudget budget = server.BufferBudget;
         output.WriteLine($"streams {written.Count}, accepted {accepted}, held max {maxHeld}, budget {budget.SendLimitBytes}, chunks {budget.ChunkBytes}, sent {server.Statistics.BytesSent}");
@@ -144,6 +156,40 @@ public class SendBudgetTests(ITestOutputHelper output)
         Assert.InRange(budget.ChunkBytes, 1, 2 * budget.SendLimitBytes + (64 * 1024));
         // The client's credit was used: 256 KiB (the connection's) left the server.
         Assert.True(server.Statistics.BytesSent > 256 * 1024, $"sent {server.Statistics.BytesSent}");
+    }
+
+    /// <summary>
+    /// A peer that gives real credit first, then never reads: the server sends fast while the credit lasts, so its
+    /// budget grows well past the minimum, but the bytes its 200 streams' writes leave behind the credit (which never
+    /// leave) stay within the minimum budget, not the grown one. Either the streams' credit runs out first (64 KiB per
+    /// stream, as a System.Net.Quic client gives back for the bytes its receive buffer takes before the application
+    /// reads, with a large connection window), or the connection's (1 MiB per stream, 8 MiB for the connection).
+    /// </summary>
+    [Theory]
+    [InlineData(64 * 1024, 64 << 20)]
+    [InlineData(1 << 20, 8 << 20)]
+    public void ReaderThatGaveCreditThenStoppedLeavesNoMoreThanTheMinimumBudgetHeld(int streamWindow, int connectionWindow)
+    {
+        const int streamCount = 200;
+        using QuicPair pair = SlowReaderPair(streamCount, streamWindow, connectionWindow, bandwidthBitsPerSecond: 1_000_000_000);
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        Queue<long> requests = OpenRequestStreams(client, streamCount);
+        byte[] chunk = new byte[64 * 1024];
+        long maxHeld = RunSlowReader(pair, requests, 300, id =>
+        {
+            while (server.WriteStream(id, chunk, fin: false) > 0)
+            {
+            }
+        });
+
+        ConnectionBufferBudget budget = server.BufferBudget;
+        output.WriteLine($"sent {server.Statistics.BytesSent}, budget {budget.SendLimitBytes}, held {budget.SendHeldBytes} (max {maxHeld}), cwnd {server.CongestionController.CongestionWindow}");
+        // All the credit was used, and fast enough for the budget to grow...
+        Assert.True(server.Statistics.BytesSent > Math.Min((long)streamCount * streamWindow, connectionWindow), $"sent {server.Statistics.BytesSent}");
+        Assert.True(budget.SendLimitBytes >= 4 * ConnectionBufferBudget.MinimumSendBytes, $"budget {budget.SendLimitBytes}");
+        // ...but what stays behind the peer's credit is bounded by the minimum budget (and, for a stream that sent part
+        // of a chunk, the chunk: the bytes are counted as the memory they take).
+        Assert.InRange(budget.SendHeldBytes, 1, ConnectionBufferBudget.MinimumSendBytes + (streamCount * StreamChunkBuffer.DefaultChunkSize));
     }
 
     /// <summary>A bulk transfer on one stream grows the budget past the per-stream buffer and completes.</summary>
@@ -166,18 +212,19 @@ public class SendBudgetTests(ITestOutputHelper output)
     }
 
     /// <summary>
-    /// A simulated pair set up for the slow-reader attack, handshake done: the client advertises 2,048 bytes per stream
-    /// and 256 KiB for the connection and lets the server open no streams; the server takes <paramref name="streamCount"/>
-    /// bidirectional streams from it. 5 ms each way, 100 Mbit/s.
+    /// A simulated pair set up for the slow-reader attack, handshake done: the client advertises
+    /// <paramref name="streamWindow"/> bytes per stream (2,048) and <paramref name="connectionWindow"/> for the
+    /// connection (256 KiB), windows that do not grow, and lets the server open no streams; the server takes
+    /// <paramref name="streamCount"/> bidirectional streams from it. 5 ms each way, 100 Mbit/s unless told.
     /// </summary>
-    internal static QuicPair SlowReaderPair(int streamCount)
+    internal static QuicPair SlowReaderPair(int streamCount, int streamWindow = 2048, int connectionWindow = 256 * 1024, long bandwidthBitsPerSecond = 100_000_000)
     {
-        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = 100_000_000 };
+        var link = new LinkConditions { DelayUs = 5_000, BandwidthBitsPerSecond = bandwidthBitsPerSecond };
         var clientStreams = new StreamTableOptions
         {
-            InitialMaxData = 256 * 1024, MaxConnectionReceiveWindow = 256 * 1024,
-            InitialMaxStreamDataBidiLocal = 2048, InitialMaxStreamDataBidiRemote = 2048, InitialMaxStreamDataUni = 2048,
-            MaxStreamReceiveWindow = 2048, MaxStreamsBidi = 0, MaxStreamsUni = 0,
+            InitialMaxData = connectionWindow, MaxConnectionReceiveWindow = connectionWindow,
+            InitialMaxStreamDataBidiLocal = streamWindow, InitialMaxStreamDataBidiRemote = streamWindow, InitialMaxStreamDataUni = streamWindow,
+            MaxStreamReceiveWindow = streamWindow, MaxStreamsBidi = 0, MaxStreamsUni = 0,
         };
         var serverStreams = new StreamTableOptions { MaxStreamsBidi = streamCount, MaxStreamsUni = 0 };
         var pair = new QuicPair(seed: 30, link, configure: p =>
@@ -187,5 +234,47 @@ public class SendBudgetTests(ITestOutputHelper output)
         });
         Assert.True(pair.Handshake());
         return pair;
+    }
+
+    /// <summary>Opens <paramref name="count"/> bidirectional streams on the client, the requests still to send.</summary>
+    private static Queue<long> OpenRequestStreams(Connection client, int count)
+    {
+        var requests = new Queue<long>();
+        for (int i = 0; i < count; i++)
+        {
+            Assert.True(client.TryOpenStream(unidirectional: false, out long id));
+            requests.Enqueue(id);
+        }
+        return requests;
+    }
+
+    /// <summary>The client's own send budget takes the requests in turn (each holds a chunk until acknowledged).</summary>
+    private static void SendRequests(Connection client, Queue<long> requests)
+    {
+        while (requests.TryPeek(out long request) && client.WriteStream(request, "GET /1M"u8, fin: true) > 0) requests.Dequeue();
+    }
+
+    /// <summary>
+    /// Runs the attack in steps of 10 ms: the client sends its requests as its budget takes them, the server reads
+    /// each stream's request and <paramref name="respond"/> writes on it. Returns the most the server's send buffers held.
+    /// </summary>
+    private static long RunSlowReader(QuicPair pair, Queue<long> requests, int steps, Action<long> respond)
+    {
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        byte[] request = new byte[64];
+        long maxHeld = 0;
+        for (int step = 0; step < steps; step++)
+        {
+            SendRequests(client, requests);
+            pair.Network.RunFor(10_000);
+            foreach (TransportStream stream in server.Streams.Streams)
+            {
+                if (stream.Send is null) continue;
+                server.ReadStream(stream.Id, request, out _, out _, out _);
+                respond(stream.Id);
+            }
+            maxHeld = Math.Max(maxHeld, server.BufferBudget.SendHeldBytes);
+        }
+        return maxHeld;
     }
 }
