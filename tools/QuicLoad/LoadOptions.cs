@@ -290,7 +290,7 @@ public sealed class LoadOptions
             Add(LoadMode.Sequential, new Command("sequential", "N connections one after the other: connect, one request/response stream, close.") { _sequentialCount, _size1K });
             Add(LoadMode.Concurrent, new Command("concurrent", "M connections at once, each with K streams at once.") { _concurrentCount, _concurrentStreams, _size64K });
             Add(LoadMode.Streams, new Command("streams", "N request/response streams on one connection.") { _streamsCount, _size1K, _streamsParallel });
-            Add(LoadMode.Connections, new Command("connections", "C connections in this process running request/response streams for T seconds: streams/s and throughput.")
+            Add(LoadMode.Connections, new Command("connections", "C connections in this process running request/response streams for T seconds: streams/s and throughput, and what one stream cost over those T seconds, client and server together (bytes allocated, CPU time, datagrams sent on the managed provider).")
             {
                 _connectionsCount, _size64K, _connectionsParallel, _seconds,
             });
