@@ -77,7 +77,7 @@ public class StreamPriorityApiTests(ITestOutputHelper output)
 
     private static async Task<(long Median, long[] All)> MeasureInterleaveAsync(QuicStreamPriority messagePriority)
     {
-        const int Messages = 7, BulkStreams = 4;
+        const int Messages = 11, BulkStreams = 4;
         await using QuicListener listener = await ListenAsync(QuicProvider.Managed);
         var (client, server) = await ConnectPairAsync(QuicProvider.Managed, listener);
         await using (client)
