@@ -251,11 +251,21 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
 
     private void OnSocketError(SocketError error)
     {
-        // Only before the handshake: later an ICMP error may be transient, and the idle timeout decides.
+        // Only before the handshake: later an ICMP error may be transient, and the idle timeout decides. Decided in the
+        // next step, after the rest of this receive batch: the kernel reports a pending ICMP error before the datagrams
+        // already queued, and a server that closed its socket sent its CONNECTION_CLOSE (user_canceled, say) first.
         if (error == SocketError.ConnectionRefused && !_handshakeDone && !_ended)
         {
-            End(QuicExceptionFactory.PeerUnreachable(), handshakeException: null);
+            _host.Post(new DriverCall(static (state, _) => ((ManagedConnection)state).OnRefused(), this));
         }
+    }
+
+    // Driver thread: the events of the batch first (a CONNECTION_CLOSE that was queued ends the connection with its own
+    // error), then the refusal if nothing ended it.
+    private void OnRefused()
+    {
+        ProcessEvents();
+        if (!_handshakeDone && !_ended) End(QuicExceptionFactory.PeerUnreachable(), handshakeException: null);
     }
 
     /// <summary>Driver thread, after each step: turns core events into completions.</summary>
