@@ -4,7 +4,7 @@ using System.Security.Cryptography.X509Certificates;
 using System.Threading;
 using System.Threading.Tasks;
 using System.Net.Quic.Managed.Bridge;
-using System.Net.Quic.Managed.MsQuic;
+using System.Net.Quic.Managed.Platform;
 
 namespace System.Net.Quic.Managed;
 

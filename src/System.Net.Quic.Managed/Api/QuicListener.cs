@@ -1,7 +1,7 @@
 using System.Threading;
 using System.Threading.Tasks;
 using System.Net.Quic.Managed.Bridge;
-using System.Net.Quic.Managed.MsQuic;
+using System.Net.Quic.Managed.Platform;
 
 namespace System.Net.Quic.Managed;
 

@@ -1,5 +1,5 @@
 using System.IO;
-using System.Net.Quic.Managed.MsQuic;
+using System.Net.Quic.Managed.Platform;
 
 namespace System.Net.Quic.Managed;
 

@@ -14,14 +14,14 @@ public class LayeringTests
     /// Each layer and the layers it may use (besides itself). Api is the root namespace: the public types and the
     /// provider contract (<c>QuicConnectionImpl</c>, <c>QuicListenerImpl</c>, <c>QuicStreamImpl</c>). Its two
     /// providers implement that contract, so they may use Api: Bridge (the managed provider: the public API's calls
-    /// handed to the sans-IO core and its events back) and MsQuic (the adapter over System.Net.Quic), which uses nothing
-    /// of this library but the contract.
+    /// handed to the sans-IO core and its events back) and Platform (the msquic provider: adapters over the platform's
+    /// System.Net.Quic), which uses nothing of this library but the contract.
     /// </summary>
     private static readonly Dictionary<string, string[]> s_allowed = new()
     {
-        ["Api"] = new[] { "Bridge", "MsQuic", "Io", "Core", "Streams", "Recovery", "Ids", "Tls", "Crypto", "Wire", "Diagnostics" },
+        ["Api"] = new[] { "Bridge", "Platform", "Io", "Core", "Streams", "Recovery", "Ids", "Tls", "Crypto", "Wire", "Diagnostics" },
         ["Bridge"] = new[] { "Api", "Io", "Core", "Streams", "Recovery", "Ids", "Tls", "Crypto", "Wire", "Diagnostics" },
-        ["MsQuic"] = new[] { "Api" },
+        ["Platform"] = new[] { "Api" },
         ["Io"] = new[] { "Core", "Wire", "Diagnostics" },
         ["Core"] = new[] { "Streams", "Recovery", "Ids", "Tls", "Crypto", "Wire", "Diagnostics" },
         ["Streams"] = new[] { "Wire" },

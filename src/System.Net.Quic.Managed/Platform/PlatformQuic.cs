@@ -1,4 +1,4 @@
-namespace System.Net.Quic.Managed.MsQuic;
+namespace System.Net.Quic.Managed.Platform;
 
 /// <summary>What the platform's System.Net.Quic (libmsquic) offers on this machine.</summary>
 internal static class PlatformQuic

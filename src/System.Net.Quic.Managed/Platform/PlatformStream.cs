@@ -3,7 +3,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using P = System.Net.Quic;
 
-namespace System.Net.Quic.Managed.MsQuic;
+namespace System.Net.Quic.Managed.Platform;
 
 /// <summary>A <see cref="QuicStream"/> delegating to a System.Net.Quic stream (msquic provider).</summary>
 internal sealed class PlatformStream : QuicStreamImpl

@@ -2,7 +2,7 @@
 using System.Net.Security;
 using P = System.Net.Quic;
 
-namespace System.Net.Quic.Managed.MsQuic;
+namespace System.Net.Quic.Managed.Platform;
 
 /// <summary>Our options classes as System.Net.Quic's, for the msquic provider.</summary>
 internal static class PlatformOptionsMapping

@@ -2,7 +2,7 @@
 using System.Threading.Tasks;
 using PlatformQuicException = System.Net.Quic.QuicException;
 
-namespace System.Net.Quic.Managed.MsQuic;
+namespace System.Net.Quic.Managed.Platform;
 
 /// <summary>System.Net.Quic's exceptions as ours: the same QuicError values, codes and message, the original as inner.</summary>
 internal static class PlatformExceptions

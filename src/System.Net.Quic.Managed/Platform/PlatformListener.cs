@@ -4,7 +4,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using P = System.Net.Quic;
 
-namespace System.Net.Quic.Managed.MsQuic;
+namespace System.Net.Quic.Managed.Platform;
 
 /// <summary>A <see cref="QuicListener"/> delegating to a System.Net.Quic listener (msquic provider).</summary>
 internal sealed class PlatformListener : QuicListenerImpl

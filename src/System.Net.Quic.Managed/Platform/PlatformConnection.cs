@@ -5,7 +5,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using P = System.Net.Quic;
 
-namespace System.Net.Quic.Managed.MsQuic;
+namespace System.Net.Quic.Managed.Platform;
 
 /// <summary>A <see cref="QuicConnection"/> delegating to a System.Net.Quic connection (msquic provider).</summary>
 internal sealed class PlatformConnection : QuicConnectionImpl
