@@ -295,7 +295,7 @@ internal sealed partial class Connection
         }
         wrote |= WriteMaxStreams(ref writer, frames, _streams.RemoteBidiLimit, bidirectional: true);
         wrote |= WriteMaxStreams(ref writer, frames, _streams.RemoteUniLimit, bidirectional: false);
-        if (!_streams.RemoteBidiLimit.NeedsMaxStreams && !_streams.RemoteUniLimit.NeedsMaxStreams) _maxStreamsHoldUntilUs = long.MaxValue;
+        if (!MaxStreamsDue) _maxStreamsHoldUntilUs = long.MaxValue;
         wrote |= WriteStreamsBlocked(ref writer, frames, _streams.LocalBidiLimit, bidirectional: true);
         wrote |= WriteStreamsBlocked(ref writer, frames, _streams.LocalUniLimit, bidirectional: false);
         SendFlowCredit credit = _streams.ConnectionSendCredit;
@@ -331,12 +331,14 @@ internal sealed partial class Connection
     /// </summary>
     private bool MaxStreamsWantPacket(long nowUs)
     {
-        RemoteStreamLimit bidi = _streams.RemoteBidiLimit, uni = _streams.RemoteUniLimit;
-        if (!bidi.NeedsMaxStreams && !uni.NeedsMaxStreams) return false;
-        if (bidi.NeedsMaxStreamsPacket || uni.NeedsMaxStreamsPacket) return true;
+        if (!MaxStreamsDue) return false;
+        if (_streams.RemoteBidiLimit.NeedsMaxStreamsPacket || _streams.RemoteUniLimit.NeedsMaxStreamsPacket) return true;
         if (_maxStreamsHoldUntilUs == long.MaxValue) _maxStreamsHoldUntilUs = nowUs + _options.MaxAckDelayUs;
         return _maxStreamsHoldUntilUs <= nowUs;
     }
+
+    /// <summary>MAX_STREAMS is due for either stream type (sent alone or with another packet, see <see cref="MaxStreamsWantPacket"/>).</summary>
+    private bool MaxStreamsDue => _streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams;
 
     private static bool WriteMaxStreams(ref QuicWriter writer, SentFrameList frames, RemoteStreamLimit limit, bool bidirectional)
     {

@@ -42,8 +42,7 @@ internal sealed partial class Connection
         // learns why from GetStopSendingCode / IsStreamWriteComplete. Peer-driven states must never throw here.
         if (stream.Send.State is not (SendStreamState.Ready or SendStreamState.Send) || stream.Send.Buffer.IsFinRequested) return 0;
         ConnectionBufferBudget budget = _streams.BufferBudget;
-        long streamCredit = Math.Max(0, stream.Send.Credit.MaxData - stream.Send.Buffer.WriteOffset);
-        long room = budget.RoomFor(Math.Max(0, stream.Send.FlowLimitOffset - stream.Send.Buffer.WriteOffset), streamCredit, FlowWindow());
+        long room = BudgetRoom(stream.Send, out long streamCredit);
         ReadOnlySpan<byte> taken = data;
         if (room < data.Length)
         {
@@ -61,11 +60,18 @@ internal sealed partial class Connection
     /// <summary>What the peer's connection credit lets the path hold: the bytes in flight plus the credit left.</summary>
     private long FlowWindow() => _streams.ConnectionSendCredit.Available + _recovery.CongestionController.BytesInFlight;
 
+    /// <summary>The bytes the send budget lets <paramref name="send"/> add now (<see cref="ConnectionBufferBudget.RoomFor"/>);
+    /// <paramref name="streamCredit"/>: what its own credit still allows.</summary>
+    private long BudgetRoom(SendStream send, out long streamCredit)
+    {
+        streamCredit = Math.Max(0, send.Credit.MaxData - send.Buffer.WriteOffset);
+        return _streams.BufferBudget.RoomFor(Math.Max(0, send.FlowLimitOffset - send.Buffer.WriteOffset), streamCredit, FlowWindow());
+    }
+
     /// <summary>Bytes the stream's send side accepts now (0 when full, reset, or finished).</summary>
     public long GetWritableBytes(long streamId)
         => _streams.TryGetStream(streamId, out TransportStream? stream) && stream.Send is not null
-            ? Math.Min(stream.Send.WritableBytes, _streams.BufferBudget.RoomFor(Math.Max(0, stream.Send.FlowLimitOffset - stream.Send.Buffer.WriteOffset),
-                Math.Max(0, stream.Send.Credit.MaxData - stream.Send.Buffer.WriteOffset), FlowWindow()))
+            ? Math.Min(stream.Send.WritableBytes, BudgetRoom(stream.Send, out _))
             : 0;
 
     /// <summary>The connection's stream buffering: send budget and pooled chunks.</summary>

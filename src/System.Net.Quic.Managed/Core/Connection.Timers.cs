@@ -52,7 +52,7 @@ internal sealed partial class Connection
             case TimerKind.FirstFlightHold: return _earlyData.FirstFlightHoldUntilUs != 0 ? _earlyData.FirstFlightHoldUntilUs : long.MaxValue;
             case TimerKind.PathValidation: return _path.Validator?.DeadlineUs ?? long.MaxValue;
             case TimerKind.MaxStreamsHold:
-                return _streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams ? _maxStreamsHoldUntilUs : long.MaxValue;
+                return MaxStreamsDue ? _maxStreamsHoldUntilUs : long.MaxValue;
             case TimerKind.KeepAlive:
                 return _options.KeepAliveIntervalUs > 0 && _handshake.IsCompleted && !_keepAlivePending
                     ? _idle.LastActivityUs + _options.KeepAliveIntervalUs

@@ -72,7 +72,7 @@ internal static class DriverThreadPool
 
         public void Main()
         {
-            if (OperatingSystem.IsLinux()) LinuxUdpInterop.TrySetMinimalTimerSlack(); // precise poll timeouts (WakeSignal.PollTimeoutUs)
+            LinuxUdpInterop.TrySetMinimalTimerSlack(); // precise poll timeouts (WakeSignal.PollTimeoutUs)
             bool first = true;
             while (true)
             {

@@ -111,10 +111,11 @@ internal static unsafe partial class LinuxUdpInterop
     /// <summary>
     /// prctl(PR_SET_TIMERSLACK, 1): the calling thread's timed waits end within a nanosecond of their timeout plus the
     /// scheduler's wake-up latency, instead of up to the default 50 us later (the kernel may defer a timer by its slack
-    /// to batch wake-ups). False where libc or the call is missing; the thread then keeps the default slack.
+    /// to batch wake-ups). False off Linux or where libc or the call is missing; the thread then keeps its slack.
     /// </summary>
     public static bool TrySetMinimalTimerSlack()
     {
+        if (!OperatingSystem.IsLinux()) return false;
         try
         {
             return PrctlNative(PrSetTimerSlack, 1, 0, 0, 0) == 0;

@@ -133,7 +133,7 @@ internal sealed class UdpDriverLoop
 
     private void Run()
     {
-        if (OperatingSystem.IsLinux()) LinuxUdpInterop.TrySetMinimalTimerSlack(); // precise poll timeouts (WakeSignal.PollTimeoutUs)
+        LinuxUdpInterop.TrySetMinimalTimerSlack(); // precise poll timeouts (WakeSignal.PollTimeoutUs)
         while (true)
         {
             ApplyMembershipChanges();
@@ -266,7 +266,6 @@ internal sealed class UdpDriverLoop
         }
     }
 
-    /// <summary>Waits for a readable socket, a wake-up or the deadline, then receives from every ready socket.</summary>
     /// <summary>
     /// Loop thread, as soon as its wait returns: other threads stop signalling it, and so does the loop itself, whose
     /// ready sockets request steps (<see cref="Request"/>) before the loop turns again; with the flag still set each
@@ -274,6 +273,7 @@ internal sealed class UdpDriverLoop
     /// </summary>
     private void Awake() => Volatile.Write(ref _sleeping, 0);
 
+    /// <summary>Waits for a readable socket, a wake-up or the deadline, then receives from every ready socket.</summary>
     private void Wait(int waitUs)
     {
         int count = _drivers.Count;
