@@ -127,5 +127,12 @@ if [ -x tests/interop/run.sh ] && [ "${QUIC_SKIP_INTEROP:-0}" != 1 ]; then
   passed=$((passed + ip)); failed=$((failed + if_)); skipped=$((skipped + is))
 fi
 
+# The names of failed tests, so that a failing run says which (the summary line stays last).
+for f in "$results"/*.trx; do
+  [ -f "$f" ] || continue
+  grep -o '<UnitTestResult [^>]*outcome="Failed"' "$f" | grep -o 'testName="[^"]*"' \
+    | sed "s/^testName=\"\(.*\)\"$/FAILED $(basename "$f" .trx): \1/" | sed 's/&quot;/"/g'
+done
+grep -h '^FAIL ' "$results"/*.txt 2>/dev/null | sed 's/^/FAILED /'
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
