@@ -64,16 +64,29 @@ public class StreamPriorityApiTests(ITestOutputHelper output)
     [SkippableFact]
     public async Task UrgentStreamIsNotInterleavedWithBulkStreams()
     {
-        (long Median, long[] All) prioritized = await MeasureInterleaveAsync(new QuicStreamPriority(0));
-        (long Median, long[] All) equal = await MeasureInterleaveAsync(QuicStreamPriority.Default);
-        output.WriteLine($"bulk KB received during each 512 KB message: urgency 0 [{string.Join(", ", prioritized.All.Select(b => b / 1024))}], " +
-            $"urgency 3 [{string.Join(", ", equal.All.Select(b => b / 1024))}]");
-        // On a loaded machine the bulk writers may not keep their streams busy; then the comparison says nothing.
-        Skip.If(equal.Median < MessageBytes / 4, $"the bulk streams did not compete (equal-priority median {equal.Median} bytes): machine too loaded");
         // What is measured includes the waits of a message for its stream's credit (the reader's MAX_STREAM_DATA), during
-        // which the bulk streams rightly send; on a loaded machine those waits are long. The urgent messages must see at
-        // most half the bulk data that messages at the bulk streams' urgency see.
-        Assert.True(prioritized.Median * 2 <= equal.Median, $"urgency 0 median {prioritized.Median} bytes vs equal {equal.Median} bytes");
+        // which the bulk streams rightly send; on a loaded machine those waits are long and one pair of measurements can
+        // cross the bound (about one run in ten here with the cores busy). Up to three pairs are measured: a scheduler
+        // that ignored the priority fails all three.
+        const int Attempts = 3;
+        string results = "";
+        bool competed = false;
+        for (int attempt = 1; attempt <= Attempts; attempt++)
+        {
+            (long Median, long[] All) prioritized = await MeasureInterleaveAsync(new QuicStreamPriority(0));
+            (long Median, long[] All) equal = await MeasureInterleaveAsync(QuicStreamPriority.Default);
+            string line = $"attempt {attempt}: bulk KB received during each 512 KB message: urgency 0 [{string.Join(", ", prioritized.All.Select(b => b / 1024))}], " +
+                $"urgency 3 [{string.Join(", ", equal.All.Select(b => b / 1024))}]";
+            output.WriteLine(line);
+            results += line + Environment.NewLine;
+            // On a loaded machine the bulk writers may not keep their streams busy; then the comparison says nothing.
+            if (equal.Median < MessageBytes / 4) continue;
+            competed = true;
+            // The urgent messages must see at most half the bulk data that messages at the bulk streams' urgency see.
+            if (prioritized.Median * 2 <= equal.Median) return;
+        }
+        Skip.IfNot(competed, $"the bulk streams did not compete in any attempt (equal-priority median below {MessageBytes / 4} bytes): machine too loaded");
+        Assert.Fail($"in no attempt did urgency 0 messages see at most half the bulk bytes of urgency 3 ones (medians):{Environment.NewLine}{results}");
     }
 
     private const int MessageBytes = 512 * 1024;
