@@ -308,7 +308,7 @@ public sealed class LoadOptions
             {
                 _port, _groupSize, _groupIndex, _requireRetry, _resetKey, _tokenKey,
             });
-            Add(LoadMode.Idle, new Command("idle", "One busy connection runs request/response streams for T seconds alone; then N idle connections "
+            Add(LoadMode.Idle, new Command("idle", "One busy connection warms up (one-second slices until two in a row are within 5 %), then runs request/response streams for T seconds alone; then N idle connections "
                 + "(handshake, nothing sent) are set up and the process sits idle for --idle-seconds (memory per idle connection; "
                 + "the process's CPU with the 1 s sampler paused, and the share of QuicManaged's own threads); then the busy connection runs T seconds again beside them: streams/s before and after, and their ratio.")
             {
