@@ -508,6 +508,16 @@ public sealed class LoadRun
             o.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  handshakes/s: {result.ConnectionsPerSecond:0.0} ({_counters.Connections - _timedConnectionsStart} connections set up and closed in {rateSeconds:0.0} s, {_options.Parallel} at a time)"));
         }
 
+        // The same rate without the first seconds, where tiered compilation is still at work (--warmup): from the first
+        // sample after the warm-up to the last one inside the timed window.
+        ResourceSample? warmFrom = _samples.Find(s => s.Seconds >= Math.Max(warmup, _timedStart));
+        ResourceSample? warmTo = _samples.FindLast(s => s.Seconds <= _timedEnd);
+        if (_options.Mode == LoadMode.Connections && warmFrom is not null && warmTo is not null && warmTo.Seconds - warmFrom.Seconds >= 1)
+        {
+            o.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"  after the warm-up ({warmFrom.Seconds:0.0} s to {warmTo.Seconds:0.0} s of the run): {(warmTo.Streams - warmFrom.Streams) / (warmTo.Seconds - warmFrom.Seconds):0.0} streams/s"));
+        }
+
         if (_options.Mode == LoadMode.Connections && rateStreams > 0)
         {
             // Client and server together (one process): what one stream cost, over the timed window.
