@@ -31,8 +31,8 @@ internal sealed partial class Connection
         Span<byte> destination = buffer.Slice(0, size);
         if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
         RequireWritten(packet.Writer.TryWriteByte((byte)FrameType.Ping), FrameType.Ping);
-        SentFrameList frames = _framePool.Rent();
-        frames.Add(SentFrame.Ping());
+        SentFrames frames = _framePool.Rent();
+        frames.Ping = true;
         int total = packet.Seal(padTo: size, out _);
         bool marked = _path.SendingEcnMarked;
         if (marked) _path.Ecn.OnMarkedPacketSent(PacketNumberSpace.ApplicationData);

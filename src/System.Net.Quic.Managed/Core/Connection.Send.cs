@@ -150,7 +150,7 @@ internal sealed partial class Connection
         if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
         long pn = packet.PacketNumber;
 
-        SentFrameList frames = _framePool.Rent();
+        SentFrames frames = _framePool.Rent();
         bool probe = space.ProbesPending > 0;
         bool zeroRtt = packet.ZeroRtt;
         _pathFrameInPacket = false;
@@ -176,8 +176,8 @@ internal sealed partial class Connection
         // RFC 9002 §2: in flight when ack-eliciting or padded.
         bool inFlight = ackEliciting || padded;
         if (_path.SendingEcnMarked) _path.Ecn.OnMarkedPacketSent(space.Space);
-        _recovery.OnPacketSent(space.Space, pn, nowUs, total, ackEliciting, inFlight, new SentPacketMeta(frames.Count > 0 ? frames : null), _path.SendingEcnMarked);
-        if (frames.Count == 0) _framePool.Return(frames);
+        _recovery.OnPacketSent(space.Space, pn, nowUs, total, ackEliciting, inFlight, new SentPacketMeta(frames.IsEmpty ? null : frames), _path.SendingEcnMarked);
+        if (frames.IsEmpty) _framePool.Return(frames);
         if (inFlight)
         {
             ICongestionController cc = _recovery.CongestionController;
@@ -199,7 +199,7 @@ internal sealed partial class Connection
     /// Writes the frames of one packet in priority order. Returns true when any is ack-eliciting. A 0-RTT packet
     /// carries stream data only: no ACK, CRYPTO or connection-level control frames (RFC 9000 §12.4, Table 3).
     /// </summary>
-    private bool WriteFrames(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames, bool probe, bool zeroRtt, long nowUs)
+    private bool WriteFrames(PacketSpaceState space, ref QuicWriter writer, SentFrames frames, bool probe, bool zeroRtt, long nowUs)
     {
         bool ackEliciting = false;
         if (space.Received.HasNewPacketsToAck && !zeroRtt) WriteAck(space, ref writer, frames, nowUs);
@@ -217,7 +217,7 @@ internal sealed partial class Connection
         }
         if (!ackEliciting && (probe || (_keepAlivePending && space.Space == PacketNumberSpace.ApplicationData)) && writer.TryWriteByte((byte)FrameType.Ping))
         {
-            frames.Add(SentFrame.Ping());
+            frames.Ping = true;
             ackEliciting = true;
         }
         return ackEliciting;
@@ -232,7 +232,7 @@ internal sealed partial class Connection
         if (!written) throw new InvalidOperationException($"A {frame} frame did not fit after its size check.");
     }
 
-    private void WriteAck(PacketSpaceState space, ref QuicWriter writer, SentFrameList? frames, long nowUs, int reserve = 0)
+    private void WriteAck(PacketSpaceState space, ref QuicWriter writer, SentFrames? frames, long nowUs, int reserve = 0)
     {
         Span<AckRange> ranges = stackalloc AckRange[MaxAckRangesSent];
         int count = space.Received.WriteAckRanges(ranges);
@@ -243,10 +243,10 @@ internal sealed partial class Connection
         while (count > 0 && AckFrame.GetEncodedLength(ranges.Slice(0, count), delay, ecn) > writer.Remaining - reserve) count--;
         if (count == 0 || !AckFrame.TryWrite(ref writer, ranges.Slice(0, count), delay, ecn)) return;
         space.Received.OnAckSent();
-        frames?.Add(SentFrame.Ack(ranges[0].Largest));
+        if (frames is not null) frames.LargestAcknowledged = ranges[0].Largest;
     }
 
-    private bool WriteCrypto(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames)
+    private bool WriteCrypto(PacketSpaceState space, ref QuicWriter writer, SentFrames frames)
     {
         bool wrote = false;
         SendBuffer crypto = space.CryptoSend;
@@ -262,25 +262,25 @@ internal sealed partial class Connection
             {
                 throw new InvalidOperationException("CRYPTO send buffer returned other data than it announced.");
             }
-            frames.Add(SentFrame.Crypto(offset, length));
+            frames.Crypto.Add(new SentCryptoRange(offset, length));
             wrote = true;
         }
         return wrote;
     }
 
-    private bool WriteApplicationControlFrames(ref QuicWriter writer, SentFrameList frames, long nowUs)
+    private bool WriteApplicationControlFrames(ref QuicWriter writer, SentFrames frames, long nowUs)
     {
         bool wrote = WriteRawFramesForTesting(ref writer, frames);
         if (_handshake.HandshakeDonePending && writer.TryWriteByte((byte)FrameType.HandshakeDone))
         {
             _handshake.OnHandshakeDoneSent();
-            frames.Add(SentFrame.HandshakeDone());
+            frames.Retransmits.HandshakeDone = true;
             wrote = true;
         }
         while (_path.Responses.Count > 0 && writer.Remaining >= PathResponseFrame.EncodedLength)
         {
             RequireWritten(new PathResponseFrame(_path.Responses.Dequeue()).TryWrite(ref writer), FrameType.PathResponse);
-            frames.Add(SentFrame.PathResponse());
+            frames.PathResponses++;
             _pathFrameInPacket = true;
             wrote = true;
         }
@@ -290,7 +290,7 @@ internal sealed partial class Connection
         {
             long max = _streams.CommitMaxData(nowUs, _recovery.Rtt.SmoothedRttUs);
             RequireWritten(new MaxDataFrame((ulong)max).TryWrite(ref writer), FrameType.MaxData);
-            frames.Add(SentFrame.MaxData(max));
+            frames.Retransmits.MaxData = max;
             wrote = true;
         }
         wrote |= WriteMaxStreams(ref writer, frames, _streams.RemoteBidiLimit, bidirectional: true);
@@ -304,7 +304,7 @@ internal sealed partial class Connection
         {
             RequireWritten(dataBlocked.TryWrite(ref writer), FrameType.DataBlocked);
             credit.OnBlockedFrameSent(credit.MaxData);
-            frames.Add(SentFrame.DataBlocked(credit.MaxData));
+            frames.Retransmits.DataBlocked = credit.MaxData;
             wrote = true;
         }
         Span<byte> token = stackalloc byte[StatelessResetToken.Length];
@@ -312,13 +312,13 @@ internal sealed partial class Connection
         {
             issued.ResetToken.CopyTo(token);
             RequireWritten(NewConnectionIdFrame.TryWrite(ref writer, issued.SequenceNumber, 0, issued.Id.Span, token), FrameType.NewConnectionId);
-            frames.Add(SentFrame.NewConnectionId((long)issued.SequenceNumber));
+            frames.Retransmits.NewConnectionIds.Add(issued.SequenceNumber);
             wrote = true;
         }
         while (writer.Remaining >= RetireConnectionIdFrame.MaxEncodedLength && _peerIds.TryDequeueRetirement(out ulong sequence))
         {
             RequireWritten(new RetireConnectionIdFrame(sequence).TryWrite(ref writer), FrameType.RetireConnectionId);
-            frames.Add(SentFrame.RetireConnectionId((long)sequence));
+            frames.Retransmits.RetireConnectionIds.Add(sequence);
             wrote = true;
         }
         return wrote;
@@ -340,16 +340,17 @@ internal sealed partial class Connection
     /// <summary>MAX_STREAMS is due for either stream type (sent alone or with another packet, see <see cref="MaxStreamsWantPacket"/>).</summary>
     private bool MaxStreamsDue => _streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams;
 
-    private static bool WriteMaxStreams(ref QuicWriter writer, SentFrameList frames, RemoteStreamLimit limit, bool bidirectional)
+    private static bool WriteMaxStreams(ref QuicWriter writer, SentFrames frames, RemoteStreamLimit limit, bool bidirectional)
     {
         if (!limit.NeedsMaxStreams || writer.Remaining < MaxStreamsFrame.MaxEncodedLength) return false;
         long max = limit.CommitMaxStreams();
         RequireWritten(new MaxStreamsFrame(bidirectional, (ulong)max).TryWrite(ref writer), bidirectional ? FrameType.MaxStreamsBidirectional : FrameType.MaxStreamsUnidirectional);
-        frames.Add(SentFrame.MaxStreams(max, bidirectional));
+        if (bidirectional) frames.Retransmits.MaxStreamsBidirectional = max;
+        else frames.Retransmits.MaxStreamsUnidirectional = max;
         return true;
     }
 
-    private static bool WriteStreamsBlocked(ref QuicWriter writer, SentFrameList frames, LocalStreamLimit limit, bool bidirectional)
+    private static bool WriteStreamsBlocked(ref QuicWriter writer, SentFrames frames, LocalStreamLimit limit, bool bidirectional)
     {
         if (!limit.NeedsStreamsBlocked) return false;
         long max = limit.MaxStreams;
@@ -357,11 +358,12 @@ internal sealed partial class Connection
         if (writer.Remaining < frame.EncodedLength) return false;
         RequireWritten(frame.TryWrite(ref writer), bidirectional ? FrameType.StreamsBlockedBidirectional : FrameType.StreamsBlockedUnidirectional);
         limit.OnStreamsBlockedSent(max);
-        frames.Add(SentFrame.StreamsBlocked(max, bidirectional));
+        if (bidirectional) frames.Retransmits.StreamsBlockedBidirectional = max;
+        else frames.Retransmits.StreamsBlockedUnidirectional = max;
         return true;
     }
 
-    private bool WriteStreamFrames(ref QuicWriter writer, SentFrameList frames, long nowUs)
+    private bool WriteStreamFrames(ref QuicWriter writer, SentFrames frames, long nowUs)
     {
         bool wrote = false;
         // Priority order (StreamTable scheduler: urgent lane of control frames and retransmissions, then urgency levels).
@@ -370,7 +372,8 @@ internal sealed partial class Connection
         int visits = _streams.SendableCount;
         while (visits-- > 0 && writer.Remaining > MinFrameRoom && _streams.TryDequeueSendable(out TransportStream? stream, out bool urgentOnly))
         {
-            wrote |= WriteStreamControlFrames(stream, ref writer, frames, nowUs);
+            int visit = -1;
+            wrote |= WriteStreamControlFrames(stream, ref writer, frames, ref visit, nowUs);
             SendStream? send = stream.Send;
             // From the urgent lane only lost data goes now; new data waits for the stream's priority level.
             while (send is not null && writer.Remaining > MinFrameRoom && (!urgentOnly || send.HasRetransmission)
@@ -387,7 +390,7 @@ internal sealed partial class Connection
                 {
                     throw new InvalidOperationException("Stream send buffer returned other data than it announced.");
                 }
-                frames.Add(SentFrame.Stream(stream.Id, offset, length, frameFin));
+                frames.AddStreamRange(ref visit, stream.Id, offset, length, frameFin);
                 wrote = true;
                 if (frameFin || length == 0) break;
             }
@@ -397,7 +400,7 @@ internal sealed partial class Connection
         return wrote;
     }
 
-    private bool WriteStreamControlFrames(TransportStream stream, ref QuicWriter writer, SentFrameList frames, long nowUs)
+    private bool WriteStreamControlFrames(TransportStream stream, ref QuicWriter writer, SentFrames frames, ref int visit, long nowUs)
     {
         bool wrote = false;
         SendStream? send = stream.Send;
@@ -409,7 +412,7 @@ internal sealed partial class Connection
             {
                 RequireWritten(reset.TryWrite(ref writer), FrameType.ResetStream);
                 send.OnResetFrameSent();
-                frames.Add(SentFrame.ResetStream(stream.Id));
+                frames.StreamVisit(ref visit, stream.Id).ResetStream = true;
                 wrote = true;
             }
         }
@@ -420,7 +423,7 @@ internal sealed partial class Connection
             {
                 RequireWritten(stop.TryWrite(ref writer), FrameType.StopSending);
                 receive.OnStopSendingFrameSent();
-                frames.Add(SentFrame.StopSending(stream.Id));
+                frames.StreamVisit(ref visit, stream.Id).StopSending = true;
                 wrote = true;
             }
         }
@@ -428,7 +431,7 @@ internal sealed partial class Connection
         {
             long max = receive.CommitMaxStreamData(nowUs, _recovery.Rtt.SmoothedRttUs);
             RequireWritten(new MaxStreamDataFrame((ulong)stream.Id, (ulong)max).TryWrite(ref writer), FrameType.MaxStreamData);
-            frames.Add(SentFrame.MaxStreamData(stream.Id, max));
+            frames.StreamVisit(ref visit, stream.Id).MaxStreamData = max;
             wrote = true;
         }
         if (send is not null && send.NeedsStreamDataBlocked)
@@ -439,7 +442,7 @@ internal sealed partial class Connection
             {
                 RequireWritten(blocked.TryWrite(ref writer), FrameType.StreamDataBlocked);
                 send.OnStreamDataBlockedSent(limit);
-                frames.Add(SentFrame.StreamDataBlocked(stream.Id, limit));
+                frames.StreamVisit(ref visit, stream.Id).DataBlocked = limit;
                 wrote = true;
             }
         }
