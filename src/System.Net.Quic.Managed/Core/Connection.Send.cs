@@ -1,4 +1,3 @@
-using System.Net.Quic.Managed.Crypto;
 using System.Net.Quic.Managed.Diagnostics;
 using System.Net.Quic.Managed.Ids;
 using System.Net.Quic.Managed.Recovery;
@@ -147,52 +146,57 @@ internal sealed partial class Connection
     /// <summary>Builds and protects one packet of <paramref name="space"/> in <paramref name="destination"/>. Returns its length, 0 if nothing was written.</summary>
     private int WritePacket(PacketSpaceState space, Span<byte> destination, int padTo, long nowUs)
     {
-        if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
-        long pn = packet.PacketNumber;
-
-        SentFrames frames = _framePool.Rent();
+        if (!TryBeginPacket(space, destination, tracked: true, out PacketBuilder packet)) return 0;
         bool probe = space.ProbesPending > 0;
-        bool zeroRtt = packet.ZeroRtt;
         _pathFrameInPacket = false;
-        bool ackEliciting = WriteFrames(space, ref packet.Writer, frames, probe, zeroRtt, nowUs);
+        packet.AckEliciting = WriteFrames(space, ref packet.Writer, packet.Frames!, probe, packet.ZeroRtt, nowUs);
         if (packet.IsEmpty)
         {
-            _framePool.Return(frames);
+            _framePool.Return(packet.Frames!);
             return 0;
         }
         // RFC 9000 §8.2.1, §8.2.2: a datagram with PATH_CHALLENGE or PATH_RESPONSE is expanded to 1200 bytes (as far as
         // this datagram's room, capped by the new path's amplification limit, allows): it checks the path's MTU too.
         if (_pathFrameInPacket) padTo = Math.Max(padTo, Math.Min(destination.Length, MinInitialDatagramSize));
 
-        int total = packet.Seal(padTo, out bool padded);
-        if (ackEliciting && space.ProbesPending > 0)
+        if (packet.AckEliciting && space.ProbesPending > 0)
         {
             space.ProbesPending--;
             // RFC 9002 §6.2.4: with two probes owed in a handshake space, the second repeats the unacknowledged CRYPTO
             // data instead of a bare PING, so either datagram getting through unblocks the peer.
             if (space.ProbesPending > 0 && space.Space != PacketNumberSpace.ApplicationData) RequeueUnackedCrypto(space);
         }
+        int total = packet.FinishAndTrack(this, padTo, nowUs);
+        _keepAlivePending = false;
+        return total;
+    }
 
-        // RFC 9002 §2: in flight when ack-eliciting or padded.
-        bool inFlight = ackEliciting || padded;
-        if (_path.SendingEcnMarked) _path.Ecn.OnMarkedPacketSent(space.Space);
-        _recovery.OnPacketSent(space.Space, pn, nowUs, total, ackEliciting, inFlight, new SentPacketMeta(frames.IsEmpty ? null : frames), _path.SendingEcnMarked);
+    /// <summary>
+    /// The bookkeeping of a packet just finished (<see cref="PacketBuilder.FinishAndTrack"/>): ECN, recovery (which keeps
+    /// the packet's <see cref="SentFrames"/> until it is acknowledged or lost), pacing, the idle timer, qlog and statistics.
+    /// </summary>
+    internal void OnPacketSent(in PacketBuilder packet, int total, bool inFlight, bool pathProbe, long nowUs)
+    {
+        PacketNumberSpace space = packet.Space.Space;
+        SentFrames frames = packet.Frames!;
+        bool marked = _path.SendingEcnMarked;
+        if (marked) _path.Ecn.OnMarkedPacketSent(space);
+        _recovery.OnPacketSent(space, packet.PacketNumber, nowUs, total, packet.AckEliciting, inFlight,
+            new SentPacketMeta(frames.IsEmpty ? null : frames), ecnMarked: marked, pathProbe: pathProbe);
         if (frames.IsEmpty) _framePool.Return(frames);
         if (inFlight)
         {
             ICongestionController cc = _recovery.CongestionController;
             _path.Pacer.OnPacketSent(total, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
         }
-        if (ackEliciting) _idle.OnAckElicitingPacketSent(nowUs);
-        _keepAlivePending = false;
-        if (_trace.Tracer is not null) TracePacketSent(zeroRtt ? "0RTT" : QlogPacketType(space.Space), pn, total, frames, nowUs);
+        if (packet.AckEliciting) _idle.OnAckElicitingPacketSent(nowUs);
+        if (_trace.Tracer is not null) TracePacketSent(packet.ZeroRtt ? "0RTT" : QlogPacketType(space), packet.PacketNumber, total, frames, nowUs);
         Statistics.PacketsSent++;
-        if (zeroRtt)
+        if (packet.ZeroRtt)
         {
-            _earlyData.LargestZeroRttPacket = pn;
+            _earlyData.LargestZeroRttPacket = packet.PacketNumber;
             Statistics.ZeroRttPacketsSent++;
         }
-        return total;
     }
 
     /// <summary>
@@ -463,8 +467,7 @@ internal sealed partial class Connection
 
     private int WriteClosePacket(PacketSpaceState space, Span<byte> destination, int padTo, long nowUs)
     {
-        long pn = space.NextPacketNumber;
-        if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
+        if (!TryBeginPacket(space, destination, tracked: false, out PacketBuilder packet)) return 0;
 
         // The peer's last packets are acknowledged in the closing packet itself, ahead of CONNECTION_CLOSE (ACK is
         // allowed there, RFC 9000 §12.4): the data we read to its end before closing counts as received by its sender
@@ -488,12 +491,12 @@ internal sealed partial class Connection
                 : ConnectionCloseFrame.TryWrite(ref packet.Writer, false, error.Code, error.TriggeringFrameType, reason.Slice(0, reasonLength));
         if (!written) return 0;
 
-        int length = packet.Seal(padTo, out _);
+        int length = packet.Finish(padTo, out _);
         if (_trace.Tracer is not null && length > 0)
         {
             ulong close = application && space.Space == PacketNumberSpace.ApplicationData ? (ulong)FrameType.ConnectionCloseApplication : (ulong)FrameType.ConnectionClose;
             _trace.LastEventUs = nowUs;
-            _trace.Tracer.PacketSent(nowUs, QlogPacketType(space.Space), pn, length, ack ? [(ulong)FrameType.Ack, close] : [close]);
+            _trace.Tracer.PacketSent(nowUs, QlogPacketType(space.Space), packet.PacketNumber, length, ack ? [(ulong)FrameType.Ack, close] : [close]);
         }
         return length;
     }
@@ -502,38 +505,21 @@ internal sealed partial class Connection
     private const int MaxCloseFrameLength = 1 + 8 + 8 + 8 + 64;
 
     /// <summary>
-    /// Writes the header of the next packet of <paramref name="space"/> (long header for Initial/Handshake, short for 1-RTT)
-    /// and reserves its packet number. The writer covers the buffer minus the AEAD tag, so frames cannot overrun it.
+    /// Begins the next packet of <paramref name="space"/> in <paramref name="destination"/> (<see cref="PacketBuilder.TryBegin"/>
+    /// with this connection's IDs, version and Retry token), greasing its Fixed Bit when the peer allows it. A
+    /// <paramref name="tracked"/> packet gets a <see cref="SentFrames"/> record from the pool.
     /// </summary>
-    private bool TryBeginPacket(PacketSpaceState space, Span<byte> destination, out PacketBuilder packet)
+    private bool TryBeginPacket(PacketSpaceState space, Span<byte> destination, bool tracked, out PacketBuilder packet)
     {
-        packet = default;
-        if (destination.Length < 64) return false;
-        long pn = space.NextPacketNumber;
-        int pnLength = PacketNumber.GetEncodedLength(pn, _recovery.GetTracker(space.Space).LargestAcked);
-        var writer = new QuicWriter(destination.Slice(0, destination.Length - PacketProtectionKeys.TagLength));
-        int lengthFieldOffset = -1;
-        ConnectionId dcid = _peerIds.Active;
-        bool zeroRtt = space.Space == PacketNumberSpace.ApplicationData && space.SendsZeroRtt;
-        if (zeroRtt)
+        ReadOnlySpan<byte> token = IsServer ? default : _retryToken;
+        long largestAcked = _recovery.GetTracker(space.Space).LargestAcked;
+        ConnectionId destinationId = _peerIds.Active;
+        if (!PacketBuilder.TryBegin(destination, space, Version, destinationId.Span, _initialSourceId.Span, token, largestAcked,
+            tracked ? _framePool : null, out packet))
         {
-            // RFC 9000 §17.2.3: 0-RTT uses a long header, numbered in the application space.
-            if (!LongHeader.TryWrite(ref writer, PacketType.ZeroRtt, Version, dcid.Span, _initialSourceId.Span, default, pnLength, out lengthFieldOffset)) return false;
+            return false;
         }
-        else if (space.Space == PacketNumberSpace.ApplicationData)
-        {
-            if (!ShortHeader.TryWrite(ref writer, dcid.Span, spinBit: false, space.SendPhaseKeys!.KeyPhase == 1, pnLength)) return false;
-        }
-        else
-        {
-            PacketType type = space.Space == PacketNumberSpace.Initial ? PacketType.Initial : PacketType.Handshake;
-            ReadOnlySpan<byte> token = type == PacketType.Initial && !IsServer ? _retryToken : default;
-            if (!LongHeader.TryWrite(ref writer, type, Version, dcid.Span, _initialSourceId.Span, token, pnLength, out lengthFieldOffset)) return false;
-        }
-        GreaseFixedBit(destination, space.Space, zeroRtt);
-        int pnOffset = writer.Position;
-        if (!writer.TryFill(0, pnLength)) return false;
-        packet = new PacketBuilder(destination, space, writer, pn, pnLength, pnOffset, lengthFieldOffset, zeroRtt);
+        GreaseFixedBit(destination, space.Space, packet.ZeroRtt);
         return true;
     }
 }
