@@ -149,7 +149,7 @@ internal sealed partial class Connection
         if (!TryBeginPacket(space, destination, tracked: true, out PacketBuilder packet)) return 0;
         bool probe = space.ProbesPending > 0;
         _pathFrameInPacket = false;
-        packet.AckEliciting = WriteFrames(space, ref packet.Writer, packet.Frames!, probe, packet.ZeroRtt, nowUs);
+        packet.AckEliciting = WriteFrames(ref packet, probe, nowUs);
         if (packet.IsEmpty)
         {
             _framePool.Return(packet.Frames!);
@@ -179,11 +179,12 @@ internal sealed partial class Connection
     {
         PacketNumberSpace space = packet.Space.Space;
         SentFrames frames = packet.Frames!;
+        bool empty = frames.IsEmpty;
         bool marked = _path.SendingEcnMarked;
         if (marked) _path.Ecn.OnMarkedPacketSent(space);
         _recovery.OnPacketSent(space, packet.PacketNumber, nowUs, total, packet.AckEliciting, inFlight,
-            new SentPacketMeta(frames.IsEmpty ? null : frames), ecnMarked: marked, pathProbe: pathProbe);
-        if (frames.IsEmpty) _framePool.Return(frames);
+            new SentPacketMeta(empty ? null : frames), ecnMarked: marked, pathProbe: pathProbe);
+        if (empty) _framePool.Return(frames);
         if (inFlight)
         {
             ICongestionController cc = _recovery.CongestionController;
@@ -200,13 +201,18 @@ internal sealed partial class Connection
     }
 
     /// <summary>
-    /// Writes the frames of one packet in priority order. Returns true when any is ack-eliciting. A 0-RTT packet
-    /// carries stream data only: no ACK, CRYPTO or connection-level control frames (RFC 9000 §12.4, Table 3).
+    /// Adds the frames of one packet in priority order, each recorded in the packet's <see cref="SentFrames"/>. Returns
+    /// true when any is ack-eliciting. A 0-RTT packet carries stream data only: no ACK, CRYPTO or connection-level
+    /// control frames (RFC 9000 §12.4, Table 3).
     /// </summary>
-    private bool WriteFrames(PacketSpaceState space, ref QuicWriter writer, SentFrames frames, bool probe, bool zeroRtt, long nowUs)
+    private bool WriteFrames(ref PacketBuilder packet, bool probe, long nowUs)
     {
+        PacketSpaceState space = packet.Space;
+        bool zeroRtt = packet.ZeroRtt;
+        SentFrames frames = packet.Frames!;
+        ref QuicWriter writer = ref packet.Writer;
         bool ackEliciting = false;
-        if (space.Received.HasNewPacketsToAck && !zeroRtt) WriteAck(space, ref writer, frames, nowUs);
+        if (space.Received.HasNewPacketsToAck && !zeroRtt) WriteAck(ref packet, nowUs);
         bool mayAddData = probe || CanSendAckEliciting(nowUs);
         if (!mayAddData) return false;
 
@@ -236,8 +242,11 @@ internal sealed partial class Connection
         if (!written) throw new InvalidOperationException($"A {frame} frame did not fit after its size check.");
     }
 
-    private void WriteAck(PacketSpaceState space, ref QuicWriter writer, SentFrames? frames, long nowUs, int reserve = 0)
+    /// <summary>Adds an ACK frame of the packet's space, leaving <paramref name="reserve"/> bytes for what follows.</summary>
+    private void WriteAck(ref PacketBuilder packet, long nowUs, int reserve = 0)
     {
+        PacketSpaceState space = packet.Space;
+        ref QuicWriter writer = ref packet.Writer;
         Span<AckRange> ranges = stackalloc AckRange[MaxAckRangesSent];
         int count = space.Received.WriteAckRanges(ranges);
         if (count == 0) return;
@@ -247,7 +256,7 @@ internal sealed partial class Connection
         while (count > 0 && AckFrame.GetEncodedLength(ranges.Slice(0, count), delay, ecn) > writer.Remaining - reserve) count--;
         if (count == 0 || !AckFrame.TryWrite(ref writer, ranges.Slice(0, count), delay, ecn)) return;
         space.Received.OnAckSent();
-        if (frames is not null) frames.LargestAcknowledged = ranges[0].Largest;
+        if (packet.Frames is { } frames) frames.LargestAcknowledged = ranges[0].Largest;
     }
 
     private bool WriteCrypto(PacketSpaceState space, ref QuicWriter writer, SentFrames frames)
@@ -474,7 +483,7 @@ internal sealed partial class Connection
         // (its WritesClosed completes) instead of being lost with a delayed ACK that never went out. Every copy of the
         // close carries it, so a resend in the closing period delivers it too.
         bool ack = space.Received.RangeCount > 0;
-        if (ack) WriteAck(space, ref packet.Writer, null, nowUs, reserve: MaxCloseFrameLength);
+        if (ack) WriteAck(ref packet, nowUs, reserve: MaxCloseFrameLength);
 
         ConnectionError error = Error!;
         Span<byte> reason = stackalloc byte[64];
