@@ -6,50 +6,44 @@ namespace System.Net.Quic.Managed.Core;
 
 internal sealed partial class Connection
 {
-    /// <summary>A packet was acknowledged: its frames' data is delivered (RFC 9000 §13.3).</summary>
-    internal void OnPacketAcked(PacketNumberSpace spaceId, SentFrameList? frames)
+    /// <summary>
+    /// A packet was acknowledged: its frames' data is delivered (RFC 9000 §13.3). Only a few kinds care: ACK (older
+    /// ranges need not be sent again), RETIRE_CONNECTION_ID, CRYPTO, RESET_STREAM, STREAM and DATAGRAM.
+    /// </summary>
+    internal void OnPacketAcked(PacketNumberSpace spaceId, SentFrames? frames)
     {
         if (frames is null) return;
         PacketSpaceState space = Space(spaceId);
-        foreach (SentFrame frame in frames.Frames)
+        if (frames.LargestAcknowledged is long largest) space.Received.OnAckOfAck(largest);
+        for (int i = 0; i < frames.Retransmits.RetireConnectionIds.Count; i++) _peerIds.OnRetirementAcked();
+        foreach (SentCryptoRange range in frames.Crypto.Items) space.CryptoSend.OnAcked(range.Offset, range.Length, fin: false);
+        if (frames.DatagramsFirst) OnDatagramsAcked(frames.Datagrams.Items);
+        ReadOnlySpan<SentStreamRange> ranges = frames.StreamRanges.Items;
+        foreach (ref readonly SentStreamFrames visit in frames.Streams.Items)
         {
-            switch (frame.Kind)
+            if (visit.ResetStream && _streams.TryGetStream(visit.StreamId, out TransportStream? reset) && reset.Send is not null)
             {
-                case SentFrameKind.Stream:
-                    if (_streams.TryGetStream(frame.StreamId, out TransportStream? stream) && stream.Send is not null)
-                    {
-                        stream.Send.OnStreamFrameAcked(frame.Offset, frame.Length, frame.Fin);
-                        Emit(ConnectionEventKind.StreamWritable, frame.StreamId);
-                        ReleaseIfClosed(stream);
-                    }
-                    break;
-                case SentFrameKind.Crypto:
-                    space.CryptoSend.OnAcked(frame.Offset, frame.Length, fin: false);
-                    break;
-                case SentFrameKind.Ack:
-                    space.Received.OnAckOfAck(frame.LargestAcknowledged);
-                    break;
-                case SentFrameKind.RetireConnectionId:
-                    _peerIds.OnRetirementAcked();
-                    break;
-                case SentFrameKind.Datagram:
-                    OnDatagramAcked(frame.DatagramNumber);
-                    break;
-                case SentFrameKind.ResetStream:
-                    if (_streams.TryGetStream(frame.StreamId, out TransportStream? reset) && reset.Send is not null)
-                    {
-                        reset.Send.OnResetFrameAcked();
-                        Emit(ConnectionEventKind.StreamWritable, frame.StreamId);
-                        ReleaseIfClosed(reset);
-                    }
-                    break;
+                reset.Send.OnResetFrameAcked();
+                Emit(ConnectionEventKind.StreamWritable, visit.StreamId);
+                ReleaseIfClosed(reset);
+            }
+            foreach (SentStreamRange range in ranges.Slice(visit.FirstRange, visit.RangeCount))
+            {
+                if (!_streams.TryGetStream(visit.StreamId, out TransportStream? stream) || stream.Send is null) continue;
+                stream.Send.OnStreamFrameAcked(range.Offset, range.Length, range.Fin);
+                Emit(ConnectionEventKind.StreamWritable, visit.StreamId);
+                ReleaseIfClosed(stream);
             }
         }
+        if (!frames.DatagramsFirst) OnDatagramsAcked(frames.Datagrams.Items);
         _framePool.Return(frames);
     }
 
-    /// <summary>A packet was declared lost: each of its frames is queued again with current values (RFC 9000 §13.3).</summary>
-    internal void OnPacketLost(PacketNumberSpace spaceId, SentFrameList? frames, long packetNumber)
+    /// <summary>
+    /// A packet was declared lost: each of its frames is queued again with current values (RFC 9000 §13.3), in the order
+    /// they were written (the order streams are queued again in sets the order they are served).
+    /// </summary>
+    internal void OnPacketLost(PacketNumberSpace spaceId, SentFrames? frames, long packetNumber)
     {
         Statistics.PacketsLost++;
         _trace.Tracer?.PacketLost(_trace.LastEventUs, QlogPacketType(spaceId), packetNumber);
@@ -60,100 +54,93 @@ internal sealed partial class Connection
         }
         PacketSpaceState space = Space(spaceId);
         long retransmitted = 0;
-        foreach (SentFrame frame in frames.Frames)
+        Requeue(in frames.Retransmits);
+        foreach (SentCryptoRange range in frames.Crypto.Items)
         {
-            TransportStream? stream;
-            switch (frame.Kind)
-            {
-                case SentFrameKind.Stream:
-                    if (_streams.TryGetStream(frame.StreamId, out stream) && stream.Send is not null)
-                    {
-                        stream.Send.OnStreamFrameLost(frame.Offset, frame.Length, frame.Fin);
-                        _streams.MarkSendable(stream);
-                        retransmitted += frame.Length;
-                    }
-                    break;
-                case SentFrameKind.Crypto:
-                    space.CryptoSend.OnLost(frame.Offset, frame.Length, fin: false);
-                    retransmitted += frame.Length;
-                    break;
-                case SentFrameKind.MaxData:
-                    _streams.OnMaxDataLost(frame.Maximum);
-                    break;
-                case SentFrameKind.MaxStreamData:
-                    if (_streams.TryGetStream(frame.StreamId, out stream) && stream.Receive is not null)
-                    {
-                        stream.Receive.OnMaxStreamDataLost(frame.Maximum);
-                        _streams.MarkSendable(stream);
-                    }
-                    break;
-                case SentFrameKind.MaxStreams:
-                    (frame.Bidirectional ? _streams.RemoteBidiLimit : _streams.RemoteUniLimit).OnMaxStreamsLost(frame.Maximum);
-                    break;
-                case SentFrameKind.StreamsBlocked:
-                    (frame.Bidirectional ? _streams.LocalBidiLimit : _streams.LocalUniLimit).OnStreamsBlockedLost(frame.Maximum);
-                    break;
-                case SentFrameKind.DataBlocked:
-                    _streams.ConnectionSendCredit.OnBlockedFrameLost(frame.Maximum);
-                    break;
-                case SentFrameKind.StreamDataBlocked:
-                    if (_streams.TryGetStream(frame.StreamId, out stream) && stream.Send is not null)
-                    {
-                        stream.Send.OnStreamDataBlockedLost(frame.Maximum);
-                        _streams.MarkSendable(stream);
-                    }
-                    break;
-                case SentFrameKind.ResetStream:
-                    if (_streams.TryGetStream(frame.StreamId, out stream) && stream.Send is not null)
-                    {
-                        stream.Send.OnResetFrameLost();
-                        _streams.MarkSendable(stream);
-                    }
-                    break;
-                case SentFrameKind.StopSending:
-                    if (_streams.TryGetStream(frame.StreamId, out stream) && stream.Receive is not null)
-                    {
-                        stream.Receive.OnStopSendingFrameLost();
-                        _streams.MarkSendable(stream);
-                    }
-                    break;
-                case SentFrameKind.NewConnectionId:
-                    _localIds.OnAdvertisementLost((ulong)frame.SequenceNumber);
-                    break;
-                case SentFrameKind.RetireConnectionId:
-                    _peerIds.OnRetirementLost((ulong)frame.SequenceNumber);
-                    break;
-                case SentFrameKind.HandshakeDone:
-                    _handshake.QueueHandshakeDone();
-                    break;
-                case SentFrameKind.NewToken:
-                    OnNewTokenLost();
-                    break;
-                case SentFrameKind.PathChallenge:
-                    OnPathChallengeLost();
-                    break;
-                case SentFrameKind.Datagram:
-                    OnDatagramLost(frame.DatagramNumber);
-                    break;
-            }
+            space.CryptoSend.OnLost(range.Offset, range.Length, fin: false);
+            retransmitted += range.Length;
         }
+        if (frames.DatagramsFirst) OnDatagramsLost(frames.Datagrams.Items);
+        ReadOnlySpan<SentStreamRange> ranges = frames.StreamRanges.Items;
+        foreach (ref readonly SentStreamFrames visit in frames.Streams.Items)
+        {
+            retransmitted += RequeueStream(in visit, ranges.Slice(visit.FirstRange, visit.RangeCount));
+        }
+        if (!frames.DatagramsFirst) OnDatagramsLost(frames.Datagrams.Items);
         Statistics.StreamBytesRetransmitted += retransmitted;
         QuicTelemetryCounters.PacketsLostAdd(1, retransmitted);
         _framePool.Return(frames);
     }
 
-    /// <summary>Before a space's packets are dropped unacknowledged, their frame lists go back to the pool.</summary>
-    private void ReturnOutstandingFrameLists(PacketNumberSpace space)
+    /// <summary>
+    /// Merges a lost packet's connection-level control frames back into what is pending: each owner repeats its frame
+    /// when the value lost is still the current one. A new kind of control frame is added here and in <see cref="Retransmits"/>.
+    /// </summary>
+    private void Requeue(in Retransmits lost)
     {
-        var visitor = new FrameListCollector(_framePool);
+        if (lost.HandshakeDone) _handshake.QueueHandshakeDone();
+        if (lost.PathChallenge) OnPathChallengeLost();
+        if (lost.NewToken) OnNewTokenLost();
+        if (lost.MaxData is long maxData) _streams.OnMaxDataLost(maxData);
+        if (lost.MaxStreamsBidirectional is long bidi) _streams.RemoteBidiLimit.OnMaxStreamsLost(bidi);
+        if (lost.MaxStreamsUnidirectional is long uni) _streams.RemoteUniLimit.OnMaxStreamsLost(uni);
+        if (lost.StreamsBlockedBidirectional is long bidiBlocked) _streams.LocalBidiLimit.OnStreamsBlockedLost(bidiBlocked);
+        if (lost.StreamsBlockedUnidirectional is long uniBlocked) _streams.LocalUniLimit.OnStreamsBlockedLost(uniBlocked);
+        if (lost.DataBlocked is long dataBlocked) _streams.ConnectionSendCredit.OnBlockedFrameLost(dataBlocked);
+        foreach (ulong sequence in lost.NewConnectionIds.Items) _localIds.OnAdvertisementLost(sequence);
+        foreach (ulong sequence in lost.RetireConnectionIds.Items) _peerIds.OnRetirementLost(sequence);
+    }
+
+    /// <summary>
+    /// Queues again a lost packet's frames of one stream visit (control frames, then data) and marks the stream sendable
+    /// after each. Returns the STREAM bytes queued again.
+    /// </summary>
+    private long RequeueStream(in SentStreamFrames lost, ReadOnlySpan<SentStreamRange> ranges)
+    {
+        TransportStream? stream;
+        if (lost.ResetStream && _streams.TryGetStream(lost.StreamId, out stream) && stream.Send is not null)
+        {
+            stream.Send.OnResetFrameLost();
+            _streams.MarkSendable(stream);
+        }
+        if (lost.StopSending && _streams.TryGetStream(lost.StreamId, out stream) && stream.Receive is not null)
+        {
+            stream.Receive.OnStopSendingFrameLost();
+            _streams.MarkSendable(stream);
+        }
+        if (lost.MaxStreamData is long max && _streams.TryGetStream(lost.StreamId, out stream) && stream.Receive is not null)
+        {
+            stream.Receive.OnMaxStreamDataLost(max);
+            _streams.MarkSendable(stream);
+        }
+        if (lost.DataBlocked is long limit && _streams.TryGetStream(lost.StreamId, out stream) && stream.Send is not null)
+        {
+            stream.Send.OnStreamDataBlockedLost(limit);
+            _streams.MarkSendable(stream);
+        }
+        long retransmitted = 0;
+        foreach (SentStreamRange range in ranges)
+        {
+            if (!_streams.TryGetStream(lost.StreamId, out stream) || stream.Send is null) continue;
+            stream.Send.OnStreamFrameLost(range.Offset, range.Length, range.Fin);
+            _streams.MarkSendable(stream);
+            retransmitted += range.Length;
+        }
+        return retransmitted;
+    }
+
+    /// <summary>Before a space's packets are dropped unacknowledged, their records go back to the pool.</summary>
+    private void ReturnOutstandingFrames(PacketNumberSpace space)
+    {
+        var visitor = new SentFramesCollector(_framePool);
         _recovery.GetTracker(space).VisitOutstanding(ref visitor);
     }
 
-    private struct FrameListCollector : ISentPacketVisitor<SentPacketMeta>
+    private struct SentFramesCollector : ISentPacketVisitor<SentPacketMeta>
     {
-        private readonly SentFrameListPool _pool;
+        private readonly SentFramesPool _pool;
 
-        public FrameListCollector(SentFrameListPool pool) => _pool = pool;
+        public SentFramesCollector(SentFramesPool pool) => _pool = pool;
 
         public readonly bool Visit(in SentPacket<SentPacketMeta> packet)
         {

@@ -105,7 +105,7 @@ internal sealed partial class Connection
     /// Stream and datagram data of one 1-RTT packet. With both waiting, packets alternate which is written first, so a
     /// bulk stream cannot starve datagrams and a datagram flood cannot starve streams; the second fills what is left.
     /// </summary>
-    private bool WriteApplicationData(ref QuicWriter writer, SentFrameList frames, bool zeroRtt, long nowUs)
+    private bool WriteApplicationData(ref QuicWriter writer, SentFrames frames, bool zeroRtt, long nowUs)
     {
         if (zeroRtt || !HasDatagramsToSend) return WriteStreamFrames(ref writer, frames, nowUs);
         bool datagramsFirst = _datagrams.First;
@@ -115,7 +115,7 @@ internal sealed partial class Connection
         return wrote;
     }
 
-    private bool WriteDatagramFrames(ref QuicWriter writer, SentFrameList frames)
+    private bool WriteDatagramFrames(ref QuicWriter writer, SentFrames frames)
     {
         bool wrote = false;
         while (_datagrams.ToSend.TryPeek(out (long Id, byte[] Data) next))
@@ -131,24 +131,30 @@ internal sealed partial class Connection
             }
             new DatagramFrame(next.Data, hasLength: true).TryWrite(ref writer);
             _datagrams.ToSend.Dequeue();
-            frames.Add(SentFrame.Datagram(next.Id, next.Data.Length));
+            frames.AddDatagram(next.Id);
             Statistics.DatagramFramesSent++;
             wrote = true;
         }
         return wrote;
     }
 
-    private void OnDatagramAcked(long id)
+    private void OnDatagramsAcked(ReadOnlySpan<long> ids)
     {
-        Statistics.DatagramFramesAcknowledged++;
-        ReportDatagramOutcome(id, DatagramSendOutcome.Acknowledged);
+        foreach (long id in ids)
+        {
+            Statistics.DatagramFramesAcknowledged++;
+            ReportDatagramOutcome(id, DatagramSendOutcome.Acknowledged);
+        }
     }
 
     /// <summary>RFC 9221 §5.2: a lost DATAGRAM frame is not retransmitted; the loss is only reported.</summary>
-    private void OnDatagramLost(long id)
+    private void OnDatagramsLost(ReadOnlySpan<long> ids)
     {
-        Statistics.DatagramFramesLost++;
-        ReportDatagramOutcome(id, DatagramSendOutcome.Lost);
+        foreach (long id in ids)
+        {
+            Statistics.DatagramFramesLost++;
+            ReportDatagramOutcome(id, DatagramSendOutcome.Lost);
+        }
     }
 
     private void ReportDatagramOutcome(long id, DatagramSendOutcome outcome)

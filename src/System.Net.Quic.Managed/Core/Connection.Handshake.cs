@@ -219,7 +219,7 @@ internal sealed partial class Connection
     {
         PacketSpaceState state = Space(space);
         if (state.Discarded) return;
-        ReturnOutstandingFrameLists(space);
+        ReturnOutstandingFrames(space);
         _recovery.DiscardPacketNumberSpace(space, nowUs);
         state.Discard();
     }

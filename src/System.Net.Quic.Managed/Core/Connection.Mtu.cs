@@ -29,20 +29,12 @@ internal sealed partial class Connection
         if (cc.AvailableWindow < size || !CanSendAckEliciting(nowUs)) return 0;
 
         Span<byte> destination = buffer.Slice(0, size);
-        if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
+        if (!TryBeginPacket(space, destination, tracked: true, out PacketBuilder packet)) return 0;
         RequireWritten(packet.Writer.TryWriteByte((byte)FrameType.Ping), FrameType.Ping);
-        SentFrameList frames = _framePool.Rent();
-        frames.Add(SentFrame.Ping());
-        int total = packet.Seal(padTo: size, out _);
-        bool marked = _path.SendingEcnMarked;
-        if (marked) _path.Ecn.OnMarkedPacketSent(PacketNumberSpace.ApplicationData);
-        _recovery.OnPacketSent(PacketNumberSpace.ApplicationData, packet.PacketNumber, nowUs, total, ackEliciting: true, inFlight: true,
-            new SentPacketMeta(frames), ecnMarked: marked, pathProbe: true);
-        _path.Pacer.OnPacketSent(total, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
-        _idle.OnAckElicitingPacketSent(nowUs);
+        packet.Frames!.Ping = true;
+        packet.AckEliciting = true;
+        int total = packet.FinishAndTrack(this, padTo: size, nowUs, pathProbe: true);
         _path.Pmtu.OnProbeSent(total);
-        if (_trace.Tracer is not null) TracePacketSent("1RTT", packet.PacketNumber, total, frames, nowUs);
-        Statistics.PacketsSent++;
         return total;
     }
 }

@@ -60,7 +60,7 @@ internal sealed partial class Connection
         return true;
     }
 
-    private bool WritePathChallenge(ref QuicWriter writer, SentFrameList frames, long nowUs)
+    private bool WritePathChallenge(ref QuicWriter writer, SentFrames frames, long nowUs)
     {
         if (!_path.ChallengePending || _path.Validator is null || writer.Remaining < PathChallengeFrame.EncodedLength) return false;
         _path.ChallengePending = false;
@@ -70,7 +70,7 @@ internal sealed partial class Connection
         Span<byte> data = stackalloc byte[8];
         _path.Validator.CreateChallenge(data);
         RequireWritten(new PathChallengeFrame(BinaryPrimitives.ReadUInt64BigEndian(data)).TryWrite(ref writer), FrameType.PathChallenge);
-        frames.Add(SentFrame.PathChallenge());
+        frames.Retransmits.PathChallenge = true;
         return true;
     }
 

@@ -245,7 +245,7 @@ internal sealed partial class Connection
         RejectZeroRttPackets(nowUs);
         // Everything sent in Initial packets must be sent again under the new keys with the token (§17.2.5.2).
         PacketSpaceState initial = Space(PacketNumberSpace.Initial);
-        ReturnOutstandingFrameLists(PacketNumberSpace.Initial);
+        ReturnOutstandingFrames(PacketNumberSpace.Initial);
         long discarded = _recovery.GetTracker(PacketNumberSpace.Initial).DiscardAll();
         _recovery.CongestionController.OnPacketsDiscarded(discarded);
         initial.CryptoSend.OnLost(initial.CryptoSend.AckedOffset, initial.CryptoSend.MaxSentOffset - initial.CryptoSend.AckedOffset, fin: false);

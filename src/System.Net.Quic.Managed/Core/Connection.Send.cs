@@ -1,4 +1,3 @@
-using System.Net.Quic.Managed.Crypto;
 using System.Net.Quic.Managed.Diagnostics;
 using System.Net.Quic.Managed.Ids;
 using System.Net.Quic.Managed.Recovery;
@@ -147,62 +146,73 @@ internal sealed partial class Connection
     /// <summary>Builds and protects one packet of <paramref name="space"/> in <paramref name="destination"/>. Returns its length, 0 if nothing was written.</summary>
     private int WritePacket(PacketSpaceState space, Span<byte> destination, int padTo, long nowUs)
     {
-        if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
-        long pn = packet.PacketNumber;
-
-        SentFrameList frames = _framePool.Rent();
+        if (!TryBeginPacket(space, destination, tracked: true, out PacketBuilder packet)) return 0;
         bool probe = space.ProbesPending > 0;
-        bool zeroRtt = packet.ZeroRtt;
         _pathFrameInPacket = false;
-        bool ackEliciting = WriteFrames(space, ref packet.Writer, frames, probe, zeroRtt, nowUs);
+        packet.AckEliciting = WriteFrames(ref packet, probe, nowUs);
         if (packet.IsEmpty)
         {
-            _framePool.Return(frames);
+            _framePool.Return(packet.Frames!);
             return 0;
         }
         // RFC 9000 §8.2.1, §8.2.2: a datagram with PATH_CHALLENGE or PATH_RESPONSE is expanded to 1200 bytes (as far as
         // this datagram's room, capped by the new path's amplification limit, allows): it checks the path's MTU too.
         if (_pathFrameInPacket) padTo = Math.Max(padTo, Math.Min(destination.Length, MinInitialDatagramSize));
 
-        int total = packet.Seal(padTo, out bool padded);
-        if (ackEliciting && space.ProbesPending > 0)
+        if (packet.AckEliciting && space.ProbesPending > 0)
         {
             space.ProbesPending--;
             // RFC 9002 §6.2.4: with two probes owed in a handshake space, the second repeats the unacknowledged CRYPTO
             // data instead of a bare PING, so either datagram getting through unblocks the peer.
             if (space.ProbesPending > 0 && space.Space != PacketNumberSpace.ApplicationData) RequeueUnackedCrypto(space);
         }
+        int total = packet.FinishAndTrack(this, padTo, nowUs);
+        _keepAlivePending = false;
+        return total;
+    }
 
-        // RFC 9002 §2: in flight when ack-eliciting or padded.
-        bool inFlight = ackEliciting || padded;
-        if (_path.SendingEcnMarked) _path.Ecn.OnMarkedPacketSent(space.Space);
-        _recovery.OnPacketSent(space.Space, pn, nowUs, total, ackEliciting, inFlight, new SentPacketMeta(frames.Count > 0 ? frames : null), _path.SendingEcnMarked);
-        if (frames.Count == 0) _framePool.Return(frames);
+    /// <summary>
+    /// The bookkeeping of a packet just finished (<see cref="PacketBuilder.FinishAndTrack"/>): ECN, recovery (which keeps
+    /// the packet's <see cref="SentFrames"/> until it is acknowledged or lost), pacing, the idle timer, qlog and statistics.
+    /// </summary>
+    internal void OnPacketSent(in PacketBuilder packet, int total, bool inFlight, bool pathProbe, long nowUs)
+    {
+        PacketNumberSpace space = packet.Space.Space;
+        SentFrames frames = packet.Frames!;
+        bool empty = frames.IsEmpty;
+        bool marked = _path.SendingEcnMarked;
+        if (marked) _path.Ecn.OnMarkedPacketSent(space);
+        _recovery.OnPacketSent(space, packet.PacketNumber, nowUs, total, packet.AckEliciting, inFlight,
+            new SentPacketMeta(empty ? null : frames), ecnMarked: marked, pathProbe: pathProbe);
+        if (empty) _framePool.Return(frames);
         if (inFlight)
         {
             ICongestionController cc = _recovery.CongestionController;
             _path.Pacer.OnPacketSent(total, nowUs, cc.CongestionWindow, _recovery.Rtt.SmoothedRttUs, cc.InSlowStart);
         }
-        if (ackEliciting) _idle.OnAckElicitingPacketSent(nowUs);
-        _keepAlivePending = false;
-        if (_trace.Tracer is not null) TracePacketSent(zeroRtt ? "0RTT" : QlogPacketType(space.Space), pn, total, frames, nowUs);
+        if (packet.AckEliciting) _idle.OnAckElicitingPacketSent(nowUs);
+        if (_trace.Tracer is not null) TracePacketSent(packet.ZeroRtt ? "0RTT" : QlogPacketType(space), packet.PacketNumber, total, frames, nowUs);
         Statistics.PacketsSent++;
-        if (zeroRtt)
+        if (packet.ZeroRtt)
         {
-            _earlyData.LargestZeroRttPacket = pn;
+            _earlyData.LargestZeroRttPacket = packet.PacketNumber;
             Statistics.ZeroRttPacketsSent++;
         }
-        return total;
     }
 
     /// <summary>
-    /// Writes the frames of one packet in priority order. Returns true when any is ack-eliciting. A 0-RTT packet
-    /// carries stream data only: no ACK, CRYPTO or connection-level control frames (RFC 9000 §12.4, Table 3).
+    /// Adds the frames of one packet in priority order, each recorded in the packet's <see cref="SentFrames"/>. Returns
+    /// true when any is ack-eliciting. A 0-RTT packet carries stream data only: no ACK, CRYPTO or connection-level
+    /// control frames (RFC 9000 §12.4, Table 3).
     /// </summary>
-    private bool WriteFrames(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames, bool probe, bool zeroRtt, long nowUs)
+    private bool WriteFrames(ref PacketBuilder packet, bool probe, long nowUs)
     {
+        PacketSpaceState space = packet.Space;
+        bool zeroRtt = packet.ZeroRtt;
+        SentFrames frames = packet.Frames!;
+        ref QuicWriter writer = ref packet.Writer;
         bool ackEliciting = false;
-        if (space.Received.HasNewPacketsToAck && !zeroRtt) WriteAck(space, ref writer, frames, nowUs);
+        if (space.Received.HasNewPacketsToAck && !zeroRtt) WriteAck(ref packet, nowUs);
         bool mayAddData = probe || CanSendAckEliciting(nowUs);
         if (!mayAddData) return false;
 
@@ -217,7 +227,7 @@ internal sealed partial class Connection
         }
         if (!ackEliciting && (probe || (_keepAlivePending && space.Space == PacketNumberSpace.ApplicationData)) && writer.TryWriteByte((byte)FrameType.Ping))
         {
-            frames.Add(SentFrame.Ping());
+            frames.Ping = true;
             ackEliciting = true;
         }
         return ackEliciting;
@@ -232,8 +242,11 @@ internal sealed partial class Connection
         if (!written) throw new InvalidOperationException($"A {frame} frame did not fit after its size check.");
     }
 
-    private void WriteAck(PacketSpaceState space, ref QuicWriter writer, SentFrameList? frames, long nowUs, int reserve = 0)
+    /// <summary>Adds an ACK frame of the packet's space, leaving <paramref name="reserve"/> bytes for what follows.</summary>
+    private void WriteAck(ref PacketBuilder packet, long nowUs, int reserve = 0)
     {
+        PacketSpaceState space = packet.Space;
+        ref QuicWriter writer = ref packet.Writer;
         Span<AckRange> ranges = stackalloc AckRange[MaxAckRangesSent];
         int count = space.Received.WriteAckRanges(ranges);
         if (count == 0) return;
@@ -243,10 +256,10 @@ internal sealed partial class Connection
         while (count > 0 && AckFrame.GetEncodedLength(ranges.Slice(0, count), delay, ecn) > writer.Remaining - reserve) count--;
         if (count == 0 || !AckFrame.TryWrite(ref writer, ranges.Slice(0, count), delay, ecn)) return;
         space.Received.OnAckSent();
-        frames?.Add(SentFrame.Ack(ranges[0].Largest));
+        if (packet.Frames is { } frames) frames.LargestAcknowledged = ranges[0].Largest;
     }
 
-    private bool WriteCrypto(PacketSpaceState space, ref QuicWriter writer, SentFrameList frames)
+    private bool WriteCrypto(PacketSpaceState space, ref QuicWriter writer, SentFrames frames)
     {
         bool wrote = false;
         SendBuffer crypto = space.CryptoSend;
@@ -262,25 +275,25 @@ internal sealed partial class Connection
             {
                 throw new InvalidOperationException("CRYPTO send buffer returned other data than it announced.");
             }
-            frames.Add(SentFrame.Crypto(offset, length));
+            frames.Crypto.Add(new SentCryptoRange(offset, length));
             wrote = true;
         }
         return wrote;
     }
 
-    private bool WriteApplicationControlFrames(ref QuicWriter writer, SentFrameList frames, long nowUs)
+    private bool WriteApplicationControlFrames(ref QuicWriter writer, SentFrames frames, long nowUs)
     {
         bool wrote = WriteRawFramesForTesting(ref writer, frames);
         if (_handshake.HandshakeDonePending && writer.TryWriteByte((byte)FrameType.HandshakeDone))
         {
             _handshake.OnHandshakeDoneSent();
-            frames.Add(SentFrame.HandshakeDone());
+            frames.Retransmits.HandshakeDone = true;
             wrote = true;
         }
         while (_path.Responses.Count > 0 && writer.Remaining >= PathResponseFrame.EncodedLength)
         {
             RequireWritten(new PathResponseFrame(_path.Responses.Dequeue()).TryWrite(ref writer), FrameType.PathResponse);
-            frames.Add(SentFrame.PathResponse());
+            frames.PathResponses++;
             _pathFrameInPacket = true;
             wrote = true;
         }
@@ -290,7 +303,7 @@ internal sealed partial class Connection
         {
             long max = _streams.CommitMaxData(nowUs, _recovery.Rtt.SmoothedRttUs);
             RequireWritten(new MaxDataFrame((ulong)max).TryWrite(ref writer), FrameType.MaxData);
-            frames.Add(SentFrame.MaxData(max));
+            frames.Retransmits.MaxData = max;
             wrote = true;
         }
         wrote |= WriteMaxStreams(ref writer, frames, _streams.RemoteBidiLimit, bidirectional: true);
@@ -304,7 +317,7 @@ internal sealed partial class Connection
         {
             RequireWritten(dataBlocked.TryWrite(ref writer), FrameType.DataBlocked);
             credit.OnBlockedFrameSent(credit.MaxData);
-            frames.Add(SentFrame.DataBlocked(credit.MaxData));
+            frames.Retransmits.DataBlocked = credit.MaxData;
             wrote = true;
         }
         Span<byte> token = stackalloc byte[StatelessResetToken.Length];
@@ -312,13 +325,13 @@ internal sealed partial class Connection
         {
             issued.ResetToken.CopyTo(token);
             RequireWritten(NewConnectionIdFrame.TryWrite(ref writer, issued.SequenceNumber, 0, issued.Id.Span, token), FrameType.NewConnectionId);
-            frames.Add(SentFrame.NewConnectionId((long)issued.SequenceNumber));
+            frames.Retransmits.NewConnectionIds.Add(issued.SequenceNumber);
             wrote = true;
         }
         while (writer.Remaining >= RetireConnectionIdFrame.MaxEncodedLength && _peerIds.TryDequeueRetirement(out ulong sequence))
         {
             RequireWritten(new RetireConnectionIdFrame(sequence).TryWrite(ref writer), FrameType.RetireConnectionId);
-            frames.Add(SentFrame.RetireConnectionId((long)sequence));
+            frames.Retransmits.RetireConnectionIds.Add(sequence);
             wrote = true;
         }
         return wrote;
@@ -340,16 +353,17 @@ internal sealed partial class Connection
     /// <summary>MAX_STREAMS is due for either stream type (sent alone or with another packet, see <see cref="MaxStreamsWantPacket"/>).</summary>
     private bool MaxStreamsDue => _streams.RemoteBidiLimit.NeedsMaxStreams || _streams.RemoteUniLimit.NeedsMaxStreams;
 
-    private static bool WriteMaxStreams(ref QuicWriter writer, SentFrameList frames, RemoteStreamLimit limit, bool bidirectional)
+    private static bool WriteMaxStreams(ref QuicWriter writer, SentFrames frames, RemoteStreamLimit limit, bool bidirectional)
     {
         if (!limit.NeedsMaxStreams || writer.Remaining < MaxStreamsFrame.MaxEncodedLength) return false;
         long max = limit.CommitMaxStreams();
         RequireWritten(new MaxStreamsFrame(bidirectional, (ulong)max).TryWrite(ref writer), bidirectional ? FrameType.MaxStreamsBidirectional : FrameType.MaxStreamsUnidirectional);
-        frames.Add(SentFrame.MaxStreams(max, bidirectional));
+        if (bidirectional) frames.Retransmits.MaxStreamsBidirectional = max;
+        else frames.Retransmits.MaxStreamsUnidirectional = max;
         return true;
     }
 
-    private static bool WriteStreamsBlocked(ref QuicWriter writer, SentFrameList frames, LocalStreamLimit limit, bool bidirectional)
+    private static bool WriteStreamsBlocked(ref QuicWriter writer, SentFrames frames, LocalStreamLimit limit, bool bidirectional)
     {
         if (!limit.NeedsStreamsBlocked) return false;
         long max = limit.MaxStreams;
@@ -357,11 +371,12 @@ internal sealed partial class Connection
         if (writer.Remaining < frame.EncodedLength) return false;
         RequireWritten(frame.TryWrite(ref writer), bidirectional ? FrameType.StreamsBlockedBidirectional : FrameType.StreamsBlockedUnidirectional);
         limit.OnStreamsBlockedSent(max);
-        frames.Add(SentFrame.StreamsBlocked(max, bidirectional));
+        if (bidirectional) frames.Retransmits.StreamsBlockedBidirectional = max;
+        else frames.Retransmits.StreamsBlockedUnidirectional = max;
         return true;
     }
 
-    private bool WriteStreamFrames(ref QuicWriter writer, SentFrameList frames, long nowUs)
+    private bool WriteStreamFrames(ref QuicWriter writer, SentFrames frames, long nowUs)
     {
         bool wrote = false;
         // Priority order (StreamTable scheduler: urgent lane of control frames and retransmissions, then urgency levels).
@@ -370,7 +385,8 @@ internal sealed partial class Connection
         int visits = _streams.SendableCount;
         while (visits-- > 0 && writer.Remaining > MinFrameRoom && _streams.TryDequeueSendable(out TransportStream? stream, out bool urgentOnly))
         {
-            wrote |= WriteStreamControlFrames(stream, ref writer, frames, nowUs);
+            int visit = -1;
+            wrote |= WriteStreamControlFrames(stream, ref writer, frames, ref visit, nowUs);
             SendStream? send = stream.Send;
             // From the urgent lane only lost data goes now; new data waits for the stream's priority level.
             while (send is not null && writer.Remaining > MinFrameRoom && (!urgentOnly || send.HasRetransmission)
@@ -387,7 +403,7 @@ internal sealed partial class Connection
                 {
                     throw new InvalidOperationException("Stream send buffer returned other data than it announced.");
                 }
-                frames.Add(SentFrame.Stream(stream.Id, offset, length, frameFin));
+                frames.AddStreamRange(ref visit, stream.Id, offset, length, frameFin);
                 wrote = true;
                 if (frameFin || length == 0) break;
             }
@@ -397,7 +413,7 @@ internal sealed partial class Connection
         return wrote;
     }
 
-    private bool WriteStreamControlFrames(TransportStream stream, ref QuicWriter writer, SentFrameList frames, long nowUs)
+    private bool WriteStreamControlFrames(TransportStream stream, ref QuicWriter writer, SentFrames frames, ref int visit, long nowUs)
     {
         bool wrote = false;
         SendStream? send = stream.Send;
@@ -409,7 +425,7 @@ internal sealed partial class Connection
             {
                 RequireWritten(reset.TryWrite(ref writer), FrameType.ResetStream);
                 send.OnResetFrameSent();
-                frames.Add(SentFrame.ResetStream(stream.Id));
+                frames.StreamVisit(ref visit, stream.Id).ResetStream = true;
                 wrote = true;
             }
         }
@@ -420,7 +436,7 @@ internal sealed partial class Connection
             {
                 RequireWritten(stop.TryWrite(ref writer), FrameType.StopSending);
                 receive.OnStopSendingFrameSent();
-                frames.Add(SentFrame.StopSending(stream.Id));
+                frames.StreamVisit(ref visit, stream.Id).StopSending = true;
                 wrote = true;
             }
         }
@@ -428,7 +444,7 @@ internal sealed partial class Connection
         {
             long max = receive.CommitMaxStreamData(nowUs, _recovery.Rtt.SmoothedRttUs);
             RequireWritten(new MaxStreamDataFrame((ulong)stream.Id, (ulong)max).TryWrite(ref writer), FrameType.MaxStreamData);
-            frames.Add(SentFrame.MaxStreamData(stream.Id, max));
+            frames.StreamVisit(ref visit, stream.Id).MaxStreamData = max;
             wrote = true;
         }
         if (send is not null && send.NeedsStreamDataBlocked)
@@ -439,7 +455,7 @@ internal sealed partial class Connection
             {
                 RequireWritten(blocked.TryWrite(ref writer), FrameType.StreamDataBlocked);
                 send.OnStreamDataBlockedSent(limit);
-                frames.Add(SentFrame.StreamDataBlocked(stream.Id, limit));
+                frames.StreamVisit(ref visit, stream.Id).DataBlocked = limit;
                 wrote = true;
             }
         }
@@ -460,15 +476,14 @@ internal sealed partial class Connection
 
     private int WriteClosePacket(PacketSpaceState space, Span<byte> destination, int padTo, long nowUs)
     {
-        long pn = space.NextPacketNumber;
-        if (!TryBeginPacket(space, destination, out PacketBuilder packet)) return 0;
+        if (!TryBeginPacket(space, destination, tracked: false, out PacketBuilder packet)) return 0;
 
         // The peer's last packets are acknowledged in the closing packet itself, ahead of CONNECTION_CLOSE (ACK is
         // allowed there, RFC 9000 §12.4): the data we read to its end before closing counts as received by its sender
         // (its WritesClosed completes) instead of being lost with a delayed ACK that never went out. Every copy of the
         // close carries it, so a resend in the closing period delivers it too.
         bool ack = space.Received.RangeCount > 0;
-        if (ack) WriteAck(space, ref packet.Writer, null, nowUs, reserve: MaxCloseFrameLength);
+        if (ack) WriteAck(ref packet, nowUs, reserve: MaxCloseFrameLength);
 
         ConnectionError error = Error!;
         Span<byte> reason = stackalloc byte[64];
@@ -485,12 +500,12 @@ internal sealed partial class Connection
                 : ConnectionCloseFrame.TryWrite(ref packet.Writer, false, error.Code, error.TriggeringFrameType, reason.Slice(0, reasonLength));
         if (!written) return 0;
 
-        int length = packet.Seal(padTo, out _);
+        int length = packet.Finish(padTo, out _);
         if (_trace.Tracer is not null && length > 0)
         {
             ulong close = application && space.Space == PacketNumberSpace.ApplicationData ? (ulong)FrameType.ConnectionCloseApplication : (ulong)FrameType.ConnectionClose;
             _trace.LastEventUs = nowUs;
-            _trace.Tracer.PacketSent(nowUs, QlogPacketType(space.Space), pn, length, ack ? [(ulong)FrameType.Ack, close] : [close]);
+            _trace.Tracer.PacketSent(nowUs, QlogPacketType(space.Space), packet.PacketNumber, length, ack ? [(ulong)FrameType.Ack, close] : [close]);
         }
         return length;
     }
@@ -499,38 +514,21 @@ internal sealed partial class Connection
     private const int MaxCloseFrameLength = 1 + 8 + 8 + 8 + 64;
 
     /// <summary>
-    /// Writes the header of the next packet of <paramref name="space"/> (long header for Initial/Handshake, short for 1-RTT)
-    /// and reserves its packet number. The writer covers the buffer minus the AEAD tag, so frames cannot overrun it.
+    /// Begins the next packet of <paramref name="space"/> in <paramref name="destination"/> (<see cref="PacketBuilder.TryBegin"/>
+    /// with this connection's IDs, version and Retry token), greasing its Fixed Bit when the peer allows it. A
+    /// <paramref name="tracked"/> packet gets a <see cref="SentFrames"/> record from the pool.
     /// </summary>
-    private bool TryBeginPacket(PacketSpaceState space, Span<byte> destination, out PacketBuilder packet)
+    private bool TryBeginPacket(PacketSpaceState space, Span<byte> destination, bool tracked, out PacketBuilder packet)
     {
-        packet = default;
-        if (destination.Length < 64) return false;
-        long pn = space.NextPacketNumber;
-        int pnLength = PacketNumber.GetEncodedLength(pn, _recovery.GetTracker(space.Space).LargestAcked);
-        var writer = new QuicWriter(destination.Slice(0, destination.Length - PacketProtectionKeys.TagLength));
-        int lengthFieldOffset = -1;
-        ConnectionId dcid = _peerIds.Active;
-        bool zeroRtt = space.Space == PacketNumberSpace.ApplicationData && space.SendsZeroRtt;
-        if (zeroRtt)
+        ReadOnlySpan<byte> token = IsServer ? default : _retryToken;
+        long largestAcked = _recovery.GetTracker(space.Space).LargestAcked;
+        ConnectionId destinationId = _peerIds.Active;
+        if (!PacketBuilder.TryBegin(destination, space, Version, destinationId.Span, _initialSourceId.Span, token, largestAcked,
+            tracked ? _framePool : null, out packet))
         {
-            // RFC 9000 §17.2.3: 0-RTT uses a long header, numbered in the application space.
-            if (!LongHeader.TryWrite(ref writer, PacketType.ZeroRtt, Version, dcid.Span, _initialSourceId.Span, default, pnLength, out lengthFieldOffset)) return false;
+            return false;
         }
-        else if (space.Space == PacketNumberSpace.ApplicationData)
-        {
-            if (!ShortHeader.TryWrite(ref writer, dcid.Span, spinBit: false, space.SendPhaseKeys!.KeyPhase == 1, pnLength)) return false;
-        }
-        else
-        {
-            PacketType type = space.Space == PacketNumberSpace.Initial ? PacketType.Initial : PacketType.Handshake;
-            ReadOnlySpan<byte> token = type == PacketType.Initial && !IsServer ? _retryToken : default;
-            if (!LongHeader.TryWrite(ref writer, type, Version, dcid.Span, _initialSourceId.Span, token, pnLength, out lengthFieldOffset)) return false;
-        }
-        GreaseFixedBit(destination, space.Space, zeroRtt);
-        int pnOffset = writer.Position;
-        if (!writer.TryFill(0, pnLength)) return false;
-        packet = new PacketBuilder(destination, space, writer, pn, pnLength, pnOffset, lengthFieldOffset, zeroRtt);
+        GreaseFixedBit(destination, space.Space, packet.ZeroRtt);
         return true;
     }
 }

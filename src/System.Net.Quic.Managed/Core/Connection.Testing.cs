@@ -23,13 +23,13 @@ internal sealed partial class Connection
         RequestService();
     }
 
-    private bool WriteRawFramesForTesting(ref QuicWriter writer, SentFrameList frames)
+    private bool WriteRawFramesForTesting(ref QuicWriter writer, SentFrames frames)
     {
         if (_rawFramesForTesting is not { } raw || writer.Remaining < raw.Length) return false;
         _rawFramesForTesting = null;
         writer.TryReserve(raw.Length, out Span<byte> destination);
         raw.CopyTo(destination);
-        frames.Add(SentFrame.RawForTesting());
+        frames.RawForTesting = true;
         return true;
     }
 

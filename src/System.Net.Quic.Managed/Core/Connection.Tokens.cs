@@ -24,13 +24,13 @@ internal sealed partial class Connection
         _path.Amplification.OnAddressValidated();
     }
 
-    private bool WriteNewToken(ref QuicWriter writer, SentFrameList frames)
+    private bool WriteNewToken(ref QuicWriter writer, SentFrames frames)
     {
         if (_newTokenToSend is null) return false;
         var frame = new NewTokenFrame(_newTokenToSend);
         if (writer.Remaining < frame.EncodedLength) return false;
         RequireWritten(frame.TryWrite(ref writer), FrameType.NewToken);
-        frames.Add(SentFrame.NewToken());
+        frames.Retransmits.NewToken = true;
         _pendingNewTokenInFlight = _newTokenToSend;
         _newTokenToSend = null;
         return true;

@@ -69,12 +69,12 @@ internal sealed partial class Connection
         _ => "1RTT",
     };
 
-    private void TracePacketSent(string packetType, long pn, int length, SentFrameList frames, long nowUs)
+    private void TracePacketSent(string packetType, long pn, int length, SentFrames frames, long nowUs)
     {
         _trace.LastEventUs = nowUs;
-        Span<ulong> types = stackalloc ulong[Math.Min(frames.Count, 64)];
-        for (int i = 0; i < types.Length; i++) types[i] = SentFrameType(frames.Frames[i]);
-        _trace.Tracer!.PacketSent(nowUs, packetType, pn, length, types);
+        Span<ulong> types = stackalloc ulong[64];
+        int count = frames.GetFrameTypes(types);
+        _trace.Tracer!.PacketSent(nowUs, packetType, pn, length, types.Slice(0, count));
         ICongestionController cc = _recovery.CongestionController;
         _trace.Tracer.MetricsUpdated(nowUs, _recovery.Rtt.SmoothedRttUs, _recovery.Rtt.LatestRttUs, cc.CongestionWindow, cc.BytesInFlight);
     }
@@ -84,27 +84,4 @@ internal sealed partial class Connection
         _trace.LastEventUs = nowUs;
         _trace.Tracer!.PacketReceived(nowUs, QlogPacketType(type), pn, length, System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_trace.FrameTypes));
     }
-
-    /// <summary>The RFC 9000 frame type a retransmission record stands for (approximate for PING-class records).</summary>
-    private static ulong SentFrameType(in SentFrame frame) => frame.Kind switch
-    {
-        SentFrameKind.Stream => (ulong)FrameType.Stream,
-        SentFrameKind.Crypto => (ulong)FrameType.Crypto,
-        SentFrameKind.Ack => (ulong)FrameType.Ack,
-        SentFrameKind.ResetStream => (ulong)FrameType.ResetStream,
-        SentFrameKind.StopSending => (ulong)FrameType.StopSending,
-        SentFrameKind.MaxData => (ulong)FrameType.MaxData,
-        SentFrameKind.MaxStreamData => (ulong)FrameType.MaxStreamData,
-        SentFrameKind.MaxStreams => frame.Bidirectional ? (ulong)FrameType.MaxStreamsBidirectional : (ulong)FrameType.MaxStreamsUnidirectional,
-        SentFrameKind.DataBlocked => (ulong)FrameType.DataBlocked,
-        SentFrameKind.StreamDataBlocked => (ulong)FrameType.StreamDataBlocked,
-        SentFrameKind.StreamsBlocked => frame.Bidirectional ? (ulong)FrameType.StreamsBlockedBidirectional : (ulong)FrameType.StreamsBlockedUnidirectional,
-        SentFrameKind.NewConnectionId => (ulong)FrameType.NewConnectionId,
-        SentFrameKind.RetireConnectionId => (ulong)FrameType.RetireConnectionId,
-        SentFrameKind.HandshakeDone => (ulong)FrameType.HandshakeDone,
-        SentFrameKind.NewToken => (ulong)FrameType.NewToken,
-        SentFrameKind.PathChallenge => (ulong)FrameType.PathChallenge,
-        SentFrameKind.PathResponse => (ulong)FrameType.PathResponse,
-        _ => (ulong)FrameType.Ping,
-    };
 }

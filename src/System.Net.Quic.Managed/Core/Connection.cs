@@ -29,7 +29,7 @@ internal sealed partial class Connection : IDisposable, IDeadlineItem
     private readonly PacketSpaceState[] _spaces = new PacketSpaceState[3];
     private readonly RecoveryController<SentPacketMeta> _recovery;
     private readonly StreamTable _streams;
-    private readonly SentFrameListPool _framePool = new();
+    private readonly SentFramesPool _framePool = new();
     private readonly LocalConnectionIdSet _localIds;
     private readonly PeerConnectionIdSet _peerIds;
     private readonly Queue<ConnectionEvent> _events = new();
