@@ -18,7 +18,8 @@ internal sealed class ReceivedPacketTracker
     /// <summary>Most ack-eliciting packets one ACK may wait for while decimating.</summary>
     public const int MaxDecimatedThreshold = 32;
 
-    private AckRange[] _ranges; // descending: _ranges[0] holds the largest packet numbers
+    private AckRange[] _ranges; // descending: _ranges[0] holds the largest packet numbers; grows up to _maxRanges
+    private readonly int _maxRanges;
     private int _rangeCount;
     private readonly long _maxAckDelayUs;
     private readonly bool _alwaysAckImmediately;
@@ -35,6 +36,9 @@ internal sealed class ReceivedPacketTracker
 
     // decimate: in the application space, acknowledge bulk data less often than every second packet once
     // DecimationAfterPackets have arrived (the rule is on OnPacketReceived).
+    /// <summary>Ranges the tracker starts with; it grows up to the maximum it was given.</summary>
+    internal const int InitialRanges = 4;
+
     public ReceivedPacketTracker(PacketNumberSpace space, long maxAckDelayUs = RecoveryConstants.DefaultMaxAckDelayUs, int maxRanges = 32, bool decimate = false)
     {
         if (maxRanges < 1)
@@ -43,7 +47,9 @@ internal sealed class ReceivedPacketTracker
         }
 
         Space = space;
-        _ranges = new AckRange[maxRanges];
+        // A few ranges to start with (an idle connection keeps this array), doubled when packets arrive out of order.
+        _maxRanges = maxRanges;
+        _ranges = new AckRange[Math.Min(maxRanges, InitialRanges)];
         _maxAckDelayUs = maxAckDelayUs;
         // RFC 9000 §13.2.1: Initial and Handshake packets are acknowledged without delay.
         _alwaysAckImmediately = space != PacketNumberSpace.ApplicationData;
@@ -289,6 +295,11 @@ internal sealed class ReceivedPacketTracker
         }
 
         // New range at position i.
+        if (_rangeCount == _ranges.Length && _ranges.Length < _maxRanges)
+        {
+            Array.Resize(ref _ranges, Math.Min(_maxRanges, _ranges.Length * 2));
+        }
+
         if (_rangeCount == _ranges.Length)
         {
             if (i == _rangeCount)

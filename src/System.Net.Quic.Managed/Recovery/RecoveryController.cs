@@ -28,9 +28,9 @@ internal sealed class RecoveryController<TMeta> where TMeta : struct
         [
             new SentPacketTracker<TMeta>(PacketNumberSpace.Initial, 16),
             new SentPacketTracker<TMeta>(PacketNumberSpace.Handshake, 16),
-            // Grows by doubling with the window: a short connection (a handshake and a request) needs a few dozen entries,
-            // and 256 up front was 12 KiB per connection end.
-            new SentPacketTracker<TMeta>(PacketNumberSpace.ApplicationData, 32),
+            // Grows by doubling with the window: an idle connection's handshake leaves a handful of packets in flight at
+            // once (HANDSHAKE_DONE, NEW_CONNECTION_ID, session tickets), and each entry is 88 bytes.
+            new SentPacketTracker<TMeta>(PacketNumberSpace.ApplicationData, 8),
         ];
     }
 

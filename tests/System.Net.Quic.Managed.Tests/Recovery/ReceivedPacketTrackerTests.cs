@@ -91,6 +91,26 @@ public class ReceivedPacketTrackerTests
     }
 
     [Fact]
+    public void RangeStorage_StartsSmall_GrowsToTheBound_ThenDropsTheOldest()
+    {
+        // The tracker starts with InitialRanges slots (what an idle connection keeps) and grows to maxRanges.
+        var t = new ReceivedPacketTracker(PacketNumberSpace.ApplicationData, maxRanges: 10);
+        for (long pn = 0; pn < 20; pn += 2)
+        {
+            t.OnPacketReceived(pn, false, 0);
+        }
+
+        Assert.True(10 > ReceivedPacketTracker.InitialRanges);
+        Assert.Equal(10, t.RangeCount); // every gap kept past the initial slots
+        Assert.Equal(R(18, 18), RangesOf(t)[0]);
+        Assert.Equal(R(0, 0), RangesOf(t)[^1]);
+        t.OnPacketReceived(20, false, 0);
+        Assert.Equal(10, t.RangeCount); // at the bound the oldest goes
+        Assert.Equal(R(2, 2), RangesOf(t)[^1]);
+        Assert.False(t.OnPacketReceived(0, false, 0));
+    }
+
+    [Fact]
     public void WriteAckRanges_ShortSpan_GetsMostRecent()
     {
         var t = new ReceivedPacketTracker(PacketNumberSpace.ApplicationData);
