@@ -76,7 +76,7 @@ internal sealed partial class ManagedConnection
     /// <summary>Driver thread: queues a datagram in the core, or fails its task at once.</summary>
     private void SendDatagramOnDriver(byte[] data, TaskCompletionSource<QuicDatagramSendResult> done)
     {
-        if (_ended || _core is null)
+        if (IsEnded || _core is null)
         {
             done.TrySetException(Rethrowable(_endException));
             return;

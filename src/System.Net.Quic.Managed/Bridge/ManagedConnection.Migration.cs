@@ -157,7 +157,7 @@ internal sealed partial class ManagedConnection
     {
         Connection? core = _core;
         Exception? refusal = null;
-        if (_ended || core is null) refusal = _endException ?? new ObjectDisposedException(nameof(QuicConnection));
+        if (IsEnded || core is null) refusal = _endException ?? new ObjectDisposedException(nameof(QuicConnection));
         else if (!core.IsHandshakeConfirmed) refusal = new QuicException(QuicError.InternalError, null, null, "The connection cannot migrate before its handshake is confirmed (RFC 9000 §9).", null);
         else if (!core.PeerAllowsActiveMigration) refusal = new QuicException(QuicError.InternalError, null, null, "The server sent disable_active_migration (RFC 9000 §18.2): the connection cannot migrate.", null);
         else if (_migratingPath != 0) refusal = new QuicException(QuicError.InternalError, null, null, "A migration is already validating its path.", null);

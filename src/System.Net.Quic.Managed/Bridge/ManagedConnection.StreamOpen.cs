@@ -6,30 +6,28 @@ namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// Opening outbound streams. Once the handshake is done and the peer's stream limit (RFC 9000 §4.6) has room, a stream
-/// opens on the caller's thread: its ID is the next one of its type, known without asking the core, and the driver
-/// registers it when the posted open runs, before anything the application does with the stream next (the driver's
-/// work queue is first in, first out). Otherwise the open goes to the driver and waits there for the peer's limit.
-/// A request/response client thus pays no driver turn and no thread-pool hop per stream to learn an ID.
+/// opens on the caller's thread: the core's stream table says which ID it will get (<see cref="Streams.StreamTable.PeekLocalStreamId"/>),
+/// and the driver opens it in the core when the posted open runs, before anything the application does with the stream
+/// next (the driver's work queue is first in, first out). Otherwise the open goes to the driver and waits there for the
+/// peer's limit. A request/response client thus pays no driver turn and no thread-pool hop per stream to learn an ID.
 /// </summary>
 /// <remarks>
-/// Order is what keeps the IDs right: the core hands out IDs in the order its opens run, so every open of a type goes
-/// through <see cref="_openLock"/>, and a stream opens on the caller's thread only while no driver-side open of its
-/// type is outstanding (those take their IDs when they run, and may be waiting for the limit).
+/// The core's stream table is the one owner of stream IDs; this side only counts opens under way. Order is what keeps
+/// the IDs right: the core hands out IDs in the order its opens run, so every core open, and every look at the ID the
+/// next one gets, happens under <see cref="_openLock"/>; a stream opens on the caller's thread only while no
+/// driver-side open of its type is outstanding (those take their IDs when they run, and may be waiting for the limit).
 /// </remarks>
 internal sealed partial class ManagedConnection
 {
     // Driver thread only: opens waiting for the peer's limit, in order.
     private readonly Queue<OpenStreamRequest> _pendingOpens = new();
 
-    // Guarded by _openLock (index 0 bidirectional, 1 unidirectional): streams opened or reserved so far, and opens
-    // posted to the driver that have not opened or failed yet.
+    // Guarded by _openLock (index 0 bidirectional, 1 unidirectional): streams opened on callers' threads whose core
+    // open has not run yet (each is the core's next ID in turn), and opens posted to the driver that have not opened or
+    // failed yet. Every core open of a local stream runs under the lock too.
     private readonly Lock _openLock = new();
-    private readonly long[] _opened = new long[2];
+    private readonly int[] _openingOnCaller = new int[2];
     private readonly int[] _openingOnDriver = new int[2];
-
-    // Written on the driver thread once the handshake is done, read under _openLock: the peer's stream limits (counts).
-    private long _peerBidiLimit;
-    private long _peerUniLimit;
 
     public override ValueTask<QuicStream> OpenOutboundStreamAsync(QuicStreamType type, CancellationToken cancellationToken)
     {
@@ -42,12 +40,13 @@ internal sealed partial class ManagedConnection
             ManagedStream? opened = null;
             lock (_openLock)
             {
-                long limit = Volatile.Read(ref unidirectional ? ref _peerUniLimit : ref _peerBidiLimit);
-                if (_openingOnDriver[kind] == 0 && _opened[kind] < limit && _endException is null)
+                // Connected (read once, volatile) makes _core visible; the ID is -1 when the peer's limit has no room.
+                long id = _phase == Phase.Connected && _openingOnDriver[kind] == 0 && _endException is null
+                    ? _core!.Streams.PeekLocalStreamId(unidirectional, ahead: _openingOnCaller[kind])
+                    : -1;
+                if (id >= 0)
                 {
-                    // RFC 9000 §2.1: the two low bits of an ID are the initiator (server = 1) and the direction (uni = 2).
-                    long id = (_opened[kind] << 2) | (unidirectional ? 2L : 0L) | (_core!.IsServer ? 1L : 0L);
-                    _opened[kind]++;
+                    _openingOnCaller[kind]++;
                     opened = new ManagedStream(this, id, type, canRead: !unidirectional, canWrite: true);
                     // Posted inside the lock: a later open of this type is queued after this one.
                     _host.Post(new DriverCall(
@@ -71,35 +70,36 @@ internal sealed partial class ManagedConnection
         return new ValueTask<QuicStream>(request.Task);
     }
 
-    /// <summary>Driver thread, handshake done: the peer's stream limits (counts of streams) as the core knows them.</summary>
-    private void PublishOpenLimits(long bidi, long uni)
-    {
-        if (!_handshakeDone) return;
-        Volatile.Write(ref _peerBidiLimit, bidi);
-        Volatile.Write(ref _peerUniLimit, uni);
-    }
-
     /// <summary>
     /// Driver thread: a stream opened on the caller's thread takes its place in the core (the next ID of its type, the one
     /// it was given) and starts receiving events. If the connection began closing meanwhile, it ends as the open would have.
     /// </summary>
     private void RegisterOpenedOnDriver(ManagedStream stream)
     {
-        if (_ended)
+        bool unidirectional = stream.Type == QuicStreamType.Unidirectional;
+        bool ended = IsEnded;
+        bool opened;
+        long id = -1;
+        lock (_openLock)
+        {
+            opened = !ended && _core!.TryOpenStream(unidirectional, out id);
+            _openingOnCaller[unidirectional ? 1 : 0]--;
+        }
+        if (ended)
         {
             stream.OnConnectionEnded(_endException!);
             return;
         }
-        bool unidirectional = stream.Type == QuicStreamType.Unidirectional;
-        if (!_core!.TryOpenStream(unidirectional, out long id))
+        if (!opened)
         {
             // Only a close started since (the limit was checked): the stream never existed on the wire.
-            stream.OnConnectionEnded(QuicExceptionFactory.ForConnection(_core.Error));
+            stream.OnConnectionEnded(QuicExceptionFactory.ForConnection(_core!.Error));
             return;
         }
         if (id != stream.Id)
         {
-            // Cannot happen while every open goes through _openLock in order; if it did, data would go to the wrong stream.
+            // Cannot happen while every core open and every peek at the next ID go through _openLock in order; if it
+            // did, data would go to the wrong stream.
             throw new InvalidOperationException($"Stream {stream.Id} was opened as {id}.");
         }
         _streams[id] = stream;
@@ -113,7 +113,7 @@ internal sealed partial class ManagedConnection
             OpenLeftDriver(request);
             return;
         }
-        if (_ended)
+        if (IsEnded)
         {
             request.Fail(OpenFailure(_endException!));
             OpenLeftDriver(request);
@@ -148,8 +148,11 @@ internal sealed partial class ManagedConnection
     private bool TryOpen(OpenStreamRequest request)
     {
         bool unidirectional = request.Type == QuicStreamType.Unidirectional;
-        if (!_core!.TryOpenStream(unidirectional, out long id)) return false;
-        lock (_openLock) _opened[unidirectional ? 1 : 0]++;
+        long id;
+        lock (_openLock)
+        {
+            if (!_core!.TryOpenStream(unidirectional, out id)) return false;
+        }
         request.Opened = true;
         OpenLeftDriver(request);
         var stream = new ManagedStream(this, id, request.Type, canRead: !unidirectional, canWrite: true);
@@ -163,15 +166,17 @@ internal sealed partial class ManagedConnection
     }
 
     /// <summary>
-    /// Driver thread: the increase of the peer's limit <paramref name="limit"/> of stream type <paramref name="kind"/> to
-    /// report to StreamCapacityCallback (raising <paramref name="reported"/>), 0 while no stream is available beyond the
-    /// opened ones and the opens still waiting (a cancelled open waits no more: it gives its place back).
+    /// Driver thread: the increase of the peer's limit of stream type <paramref name="kind"/> (<paramref name="streams"/>
+    /// holds it and the streams opened so far) to report to StreamCapacityCallback (raising <paramref name="reported"/>),
+    /// 0 while no stream is available beyond the opened ones and the opens still under way or waiting (a cancelled open
+    /// waits no more: it gives its place back).
     /// </summary>
-    private int StreamCapacityIncrement(long limit, ref long reported, int kind)
+    private int StreamCapacityIncrement(Streams.LocalStreamLimit streams, ref long reported, int kind)
     {
+        long limit = streams.MaxStreams;
         if (limit <= reported) return 0;
         long used;
-        lock (_openLock) used = _opened[kind] + _openingOnDriver[kind];
+        lock (_openLock) used = streams.OpenedCount + _openingOnCaller[kind] + _openingOnDriver[kind];
         foreach (OpenStreamRequest waiting in _pendingOpens)
         {
             if ((waiting.Type == QuicStreamType.Unidirectional ? 1 : 0) == kind && waiting.Task.IsCompleted && !waiting.Opened) used--;

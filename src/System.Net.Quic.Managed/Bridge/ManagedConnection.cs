@@ -1,4 +1,5 @@
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Net.Quic.Managed.Core;
 using System.Net.Quic.Managed.Io;
 using System.Net.Quic.Managed.Tls;
@@ -19,6 +20,23 @@ namespace System.Net.Quic.Managed.Bridge;
 /// </summary>
 internal sealed partial class ManagedConnection : QuicConnectionImpl
 {
+    // The connection's phase, moved forward only, on the driver thread:
+    //   Connecting -> EarlyData   0-RTT keys ready on a resuming client (ConnectAsync returns, streams open early)
+    //   Connecting|EarlyData -> Connected   the handshake completed
+    //   Connecting|EarlyData|Connected -> Ended   closed by either side, lost, timed out or disposed: every waiter
+    //                                             failed, the core is not called any more
+    //   Ended -> Detached   the core's closing or draining period is over (or there was none): the driver no longer
+    //                       drains this connection and its reference on the socket and thread is given back
+    // Disposal (_disposed) is the application's and independent of the phase; it ends the connection through the driver.
+    private enum Phase : byte
+    {
+        Connecting,
+        EarlyData,
+        Connected,
+        Ended,
+        Detached,
+    }
+
     private readonly ManagedDriverHost _host;
     private readonly ManagedListener? _listener;
     private readonly QuicConnectionOptions _options;
@@ -33,29 +51,29 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     private readonly List<TaskCompletionSource> _closeWaiters = new();
     private readonly TaskCompletionSource _lifetime = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
+    // Written on the driver thread only (forward only, see Phase), read anywhere.
+    private volatile Phase _phase;
+
     // Driver thread only.
     private Connection? _core;
-    private bool _ended;
-    private bool _handshakeDone;
     private long _knownBidiLimit;
     private long _knownUniLimit;
     private ConnectionOptions? _pendingCoreOptions;
     private TlsHandshakeOptions? _pendingTls;
     private NetworkAddress _pendingRemote;
-    private bool _earlyDataReady;
     private QuicSessionTicketStore? _ticketStore;
     private string? _ticketKey;
     private QuicSessionTicketStore.Entry _resumedFrom;
 
-    // Written on the driver thread, read anywhere.
-    private volatile Exception? _endException;
-    // The first exception an app TLS callback threw (or a null it returned where a value is required): the handshake
-    // fails and ConnectAsync / the listener's accept throw it, as System.Net.Quic does.
+    // Interlocked, any thread: the first exception an app TLS callback threw (or a null it returned where a value is
+    // required): the handshake fails and ConnectAsync / the listener's accept throw it, as System.Net.Quic does.
     private Exception? _callbackFailure;
-    private volatile bool _detached;
-    private volatile bool _closeCompleted;
+    // Interlocked, any thread: set once by DisposeAsync; the host reference given back once.
     private int _disposed;
     private int _hostReleased;
+
+    // Written on the driver thread, read anywhere.
+    private volatile Exception? _endException;
     private IPEndPoint _localEndPoint;
     private IPEndPoint _remoteEndPoint;
     private string _targetHostName;
@@ -88,10 +106,20 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     public Connection? Core => _core;
 
     /// <summary>Driver thread: the connection ended (closed, drained, timed out); the core must not be called any more.</summary>
-    public bool IsEnded => _ended;
+    public bool IsEnded => _phase >= Phase.Ended;
 
     /// <summary>True once the driver no longer needs to drain this connection.</summary>
-    public bool IsDetached => _detached;
+    public bool IsDetached => _phase == Phase.Detached;
+
+    /// <summary>Driver thread: the handshake is not complete yet (early data may flow) and the connection has not ended.</summary>
+    private bool IsHandshaking => _phase < Phase.Connected;
+
+    /// <summary>Driver thread: moves the phase forward (never back; see <see cref="Phase"/>).</summary>
+    private void MoveTo(Phase next)
+    {
+        Debug.Assert(next > _phase, $"{_phase} -> {next}");
+        _phase = next;
+    }
 
     public Exception? EndException => _endException;
 
@@ -254,7 +282,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         // Only before the handshake: later an ICMP error may be transient, and the idle timeout decides. Decided in the
         // next step, after the rest of this receive batch: the kernel reports a pending ICMP error before the datagrams
         // already queued, and a server that closed its socket sent its CONNECTION_CLOSE (user_canceled, say) first.
-        if (error == SocketError.ConnectionRefused && !_handshakeDone && !_ended)
+        if (error == SocketError.ConnectionRefused && IsHandshaking)
         {
             _host.Post(new DriverCall(static (state, _) => ((ManagedConnection)state).OnRefused(), this));
         }
@@ -265,19 +293,19 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     private void OnRefused()
     {
         ProcessEvents();
-        if (!_handshakeDone && !_ended) End(QuicExceptionFactory.PeerUnreachable(), handshakeException: null);
+        if (IsHandshaking) End(QuicExceptionFactory.PeerUnreachable(), handshakeException: null);
     }
 
     /// <summary>Driver thread, after each step: turns core events into completions.</summary>
     public void ProcessEvents()
     {
         Connection? core = _core;
-        if (core is not null && !_ended)
+        if (core is not null && !IsEnded)
         {
             try
             {
-                while (!_ended && core.TryDequeueEvent(out ConnectionEvent e)) Dispatch(core, e);
-                if (!_ended) CheckPaths(core);
+                while (!IsEnded && core.TryDequeueEvent(out ConnectionEvent e)) Dispatch(core, e);
+                if (!IsEnded) CheckPaths(core);
             }
             catch (Exception ex)
             {
@@ -288,14 +316,13 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         if (_closeWaiters.Count > 0)
         {
             // The close was posted in this step's work and flushed before this hook ran.
-            _closeCompleted = true;
             foreach (TaskCompletionSource waiter in _closeWaiters) waiter.TrySetResult();
             _closeWaiters.Clear();
         }
         // Once ended nothing more is read from the core. Its closing or draining period still needs the socket and
         // thread (RFC 9000 §10.2: CONNECTION_CLOSE is repeated, late packets are absorbed); once it is over (the
         // endpoint disposed the core) this connection's reference on them goes, whether or not the app disposes it.
-        if (_ended && !_detached && IsCoreFinished) Detach();
+        if (_phase == Phase.Ended && IsCoreFinished) Detach();
     }
 
     /// <summary>Driver thread: no core, or its closing/draining period is over (or it closed silently).</summary>
@@ -304,7 +331,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     /// <summary>Driver thread: the driver no longer drains this connection, and its reference on the socket and thread goes.</summary>
     private void Detach()
     {
-        _detached = true;
+        MoveTo(Phase.Detached);
         ReleaseHost();
     }
 
@@ -356,7 +383,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
             case ConnectionEventKind.Closed:
             {
                 ConnectionError? error = e.Error ?? core.Error;
-                End(QuicExceptionFactory.ForConnection(error), _handshakeDone ? null : QuicExceptionFactory.ForHandshake(error));
+                End(QuicExceptionFactory.ForConnection(error), IsHandshaking ? QuicExceptionFactory.ForHandshake(error) : null);
                 break;
             }
         }
@@ -364,8 +391,8 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
 
     private void OnHandshakeCompleted(Connection core)
     {
-        if (_handshakeDone) return;
-        _handshakeDone = true;
+        if (!IsHandshaking) return;
+        MoveTo(Phase.Connected);
         ICryptoHandshake tls = core.Handshake;
         _applicationProtocol = tls.NegotiatedApplicationProtocol;
         _cipherSuite = tls.NegotiatedCipherSuite;
@@ -392,8 +419,8 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     /// <summary>Client: 0-RTT keys are ready; with EnableEarlyData, ConnectAsync returns now and streams carry early data.</summary>
     private void OnEarlyDataReady(Connection core)
     {
-        if (_handshakeDone || _resumedFrom.Ticket is not { } ticket) return;
-        _earlyDataReady = true;
+        if (_phase != Phase.Connecting || _resumedFrom.Ticket is not { } ticket) return;
+        MoveTo(Phase.EarlyData);
         // What the server will confirm if it accepts the early data (it must choose the same ALPN, RFC 8446 §4.2.10).
         _applicationProtocol = ticket.ApplicationProtocol;
         _cipherSuite = ticket.CipherSuite;
@@ -403,16 +430,13 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
 
     private void OnStreamsAvailable(Connection core)
     {
-        if (!_handshakeDone && !_earlyDataReady) return;
-        long bidi = core.Streams.LocalBidiLimit.MaxStreams;
-        long uni = core.Streams.LocalUniLimit.MaxStreams;
-        PublishOpenLimits(bidi, uni);
+        if (_phase is not (Phase.EarlyData or Phase.Connected)) return;
         RetryOpens();
         // As msquic's STREAMS_AVAILABLE in System.Net.Quic: an increase is reported only once streams are available
         // beyond those opened and those waiting to open (pending opens use the new room first); it then covers every
         // raise not reported yet, so the sum of the increments minus the opens is the room left.
-        int bidiIncrement = StreamCapacityIncrement(bidi, ref _knownBidiLimit, kind: 0);
-        int uniIncrement = StreamCapacityIncrement(uni, ref _knownUniLimit, kind: 1);
+        int bidiIncrement = StreamCapacityIncrement(core.Streams.LocalBidiLimit, ref _knownBidiLimit, kind: 0);
+        int uniIncrement = StreamCapacityIncrement(core.Streams.LocalUniLimit, ref _knownUniLimit, kind: 1);
         if ((bidiIncrement | uniIncrement) != 0 && _options.StreamCapacityCallback is { } callback)
         {
             try
@@ -429,7 +453,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     /// <summary>Driver thread: a snapshot of the core's counters (taken on request and once more when the connection ends).</summary>
     private void TakeStatistics()
     {
-        if (_core is not { } core || _detached) return;
+        if (_core is not { } core || IsDetached) return;
         ConnectionStatistics c = core.Statistics;
         var statistics = new QuicConnectionStatistics
         {
@@ -467,7 +491,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         {
             TakeStatistics();
         }
-        else if (!_detached && !_host.IsDisposed)
+        else if (!IsDetached && !_host.IsDisposed)
         {
             var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
             _host.Post(new DriverCall(static (state, _) =>
@@ -497,7 +521,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     /// </summary>
     private void UpdateKeysOnDriver(TaskCompletionSource<bool> done)
     {
-        if (_ended)
+        if (IsEnded)
         {
             done.TrySetException(Rethrowable(_endException));
             return;
@@ -519,13 +543,14 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     /// <summary>Driver thread: the connection is over; every waiter learns why.</summary>
     private void End(Exception exception, Exception? handshakeException)
     {
-        if (_ended) return;
+        if (IsEnded) return;
+        bool handshaking = IsHandshaking;
         TakeStatistics();
-        _ended = true;
+        MoveTo(Phase.Ended);
         _lifetime.TrySetResult();
         _endException = exception;
         FailMigration(exception);
-        Exception failure = (_handshakeDone ? null : Volatile.Read(ref _callbackFailure)) ?? handshakeException ?? exception;
+        Exception failure = (handshaking ? Volatile.Read(ref _callbackFailure) : null) ?? handshakeException ?? exception;
         if (!_handshake.Task.IsCompleted && _handshake.TrySetException(failure)) _ = _handshake.Task.Exception;
         if (!_connected.Task.IsCompleted && _connected.TrySetException(failure)) _ = _connected.Task.Exception;
         _inbound.Writer.TryComplete(exception);
@@ -533,7 +558,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         FailPendingOpens(exception);
         foreach (ManagedStream stream in _streams.Values) stream.OnConnectionEnded(exception);
         _streams.Clear();
-        if (!_handshakeDone) _listener?.OnHandshakeFailed(this, failure);
+        if (handshaking) _listener?.OnHandshakeFailed(this, failure);
     }
 
     public void RemoveStream(long id) => _streams.Remove(id);
@@ -570,11 +595,11 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     public override async ValueTask CloseAsync(long errorCode, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, Owner);
-        // As System.Net.Quic over msquic: once an earlier close completed or the connection is over, nothing is left
-        // to do or wait for and the token is not looked at. Otherwise the connection is closed all the same, but a
-        // token already cancelled always ends the call with OperationCanceledException (not only when the close did
-        // not complete first).
-        if (_closeCompleted || _endException is not null) return;
+        // As System.Net.Quic over msquic: once the connection is over (an earlier close ended it before completing),
+        // nothing is left to do or wait for and the token is not looked at. Otherwise the connection is closed all the
+        // same, but a token already cancelled always ends the call with OperationCanceledException (not only when the
+        // close did not complete first).
+        if (_endException is not null) return;
         Task close = CloseCoreAsync(errorCode);
         cancellationToken.ThrowIfCancellationRequested();
         await close.WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -592,7 +617,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     /// <summary>Driver thread: sends CONNECTION_CLOSE (RFC 9000 §10.2) unless already closed; completes after the flush.</summary>
     public void CloseOnDriver(ulong errorCode, TaskCompletionSource done, long nowUs)
     {
-        if (!_ended && _core is not null) _core.Close(errorCode, null, nowUs);
+        if (!IsEnded && _core is not null) _core.Close(errorCode, null, nowUs);
         if (_core is null)
         {
             _handshake.TrySetCanceled();
@@ -601,7 +626,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         _closeWaiters.Add(done);
         // The waiter completes in this step's event drain, after the flush that sends CONNECTION_CLOSE: the core is
         // offered to it even when it had nothing left to close (already ended); without a core in the endpoint, now.
-        if (_core is null || _detached || _core.Slot.Index < 0) ProcessEvents();
+        if (_core is null || IsDetached || _core.Slot.Index < 0) ProcessEvents();
         else _host.Endpoint.Wake(_core);
     }
 
@@ -640,7 +665,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
     {
         End(QuicExceptionFactory.OperationAborted("The connection was disposed."), null);
         // The host reference goes when the core's closing period is over (ProcessEvents), at once when there is none.
-        if (!_detached && IsCoreFinished) Detach();
+        if (_phase == Phase.Ended && IsCoreFinished) Detach();
     }
 
     /// <summary>Gives back this connection's reference on the socket and thread (once).</summary>

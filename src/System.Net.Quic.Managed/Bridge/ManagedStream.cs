@@ -18,53 +18,109 @@ namespace System.Net.Quic.Managed.Bridge;
 /// </summary>
 internal sealed class ManagedStream : QuicStreamImpl
 {
+    // The read side, changed under lock (_received) from any thread:
+    //   Receiving -> FinReceived      the driver moved the FIN into the buffer: reads drain it, then see the end
+    //   FinReceived -> Finished       the end was reached with the buffer empty (by a read, or by the driver when the
+    //                                 FIN came with nothing left to read): ReadsClosed completes
+    //   Receiving -> Reset            the peer's RESET_STREAM: the buffer is dropped, reads throw StreamAborted
+    //   Receiving -> ConnectionEnded  the connection ended before the FIN: reads drain the buffer, then throw why
+    //   Receiving|FinReceived|ConnectionEnded -> Aborted   the application stopped reading (Abort, a cancelled read,
+    //                                 disposal): the buffer is dropped, STOP_SENDING goes out while the connection
+    //                                 lives, reads throw OperationAborted
+    // Finished, Reset and Aborted are final; a stream with no read direction starts Finished. A connection that ends
+    // after the FIN leaves FinReceived as it is: what was received is read to its end.
+    private enum ReadState : byte
+    {
+        Receiving,
+        FinReceived,
+        Finished,
+        ConnectionEnded,
+        Aborted,
+        Reset,
+    }
+
+    // The write side, changed on the driver thread only, read anywhere:
+    //   Open -> FinPending            the FIN was asked for while a write or staged bytes are still to go: it goes with
+    //                                 their last byte
+    //   Open|FinPending -> FinSent    the FIN is in the core; WritesClosed completes once the peer acknowledged all
+    //   Open|FinPending|FinSent -> StopSending       the peer's STOP_SENDING: writes throw StreamAborted with its code
+    //   Open|FinPending|FinSent|StopSending -> Aborted   RESET_STREAM (Abort, a cancelled write, disposal mid-write):
+    //                                 writes throw OperationAborted
+    //   Open|FinPending|FinSent -> ConnectionEnded   the connection ended (or the stream's open could not run):
+    //                                 writes throw the connection's exception
+    // StopSending, Aborted and ConnectionEnded are over: nothing more goes into the core, writes are not staged.
+    // Aborted and ConnectionEnded are final.
+    private enum WriteState : byte
+    {
+        Open,
+        FinPending,
+        FinSent,
+        StopSending,
+        Aborted,
+        ConnectionEnded,
+    }
+
+    /// <summary>What the application asked of the write side before the driver acted on it (app threads, Interlocked).</summary>
+    [Flags]
+    private enum WriteRequests
+    {
+        None = 0,
+        Complete = 1, // CompleteWrites or a write with completeWrites: later writes throw
+        Abort = 2,    // Abort(Write) or a write whose token was cancelled: later writes throw OperationAborted
+    }
+
+    // Immutable.
     private readonly ManagedConnection _connection;
     private readonly bool _canReadDirection;
     private readonly bool _canWriteDirection;
-    // Mutable structs: used through the field, never copied. Their tasks exist only once asked for.
+    // Its lock guards the read side
+    private readonly StreamReceiveQueue _received = new();
+
+    // Any thread, compare-and-swap inside: the application's view of each side's end. Mutable structs, used through
+    // the field, never copied; their tasks exist only once asked for.
     private ClosedSignal _readsClosed;
     private ClosedSignal _writesClosed;
 
-    // Receive side shared by the driver and the reader, guarded by lock (_received).
-    private readonly StreamReceiveQueue _received = new();
+    // Read side, under lock (_received).
+    private ReadState _readState;
+    // The read waiting for data
     private StreamReadRequest? _waiter;
-    private bool _finReceived;          // every byte up to FIN is in _received (or was consumed)
-    private bool _readsDone;            // the end was seen by the application: ReadsClosed completed
-    private ReadFailure _readFailure;   // reads fail at once (buffered data dropped)
-    private Exception? _connectionFailure; // reads fail once the buffer is drained
-    private long _unreportedCredit;     // bytes consumed whose credit the core has not got back yet
-    private long _admitted;             // bytes in _received whose credit went back on arrival (<= AdmittedBytes)
-    private long _creditThreshold = 1;
-    private bool _creditReportPosted;
-    private CreditReport? _creditReport;
-
-    // Driver thread only.
-    private StreamWriteRequest? _pendingWrite;
-    private bool _finMoved;
-    private bool _readAbortedOnDriver;
-    private bool _resetSeen;
+    // Reset: the peer's error code
     private ulong _peerResetCode;
-    private bool _finWritten;
-    private bool _finRequested;
-    private ulong? _peerStopSendingCode;
-    private bool _ended;
+    // ConnectionEnded: what reads throw once the buffer is drained
+    private Exception? _connectionFailure;
+    // Bytes consumed whose credit the core has not got back yet
+    private long _unreportedCredit;
+    // Bytes in _received whose credit went back on arrival (<= AdmittedBytes)
+    private long _admitted;
+    private long _creditThreshold = 1;
+    // A CreditReport is queued to the driver (they coalesce)
+    private bool _creditReportPosted;
 
-    // App-visible.
-    private volatile bool _writeAborted;
-    private volatile bool _writeAbortRequested;
-    private volatile bool _writesCompleted;
+    // Write side: the state is written on the driver thread only (volatile: app threads read it to fail writes early
+    // and to decide on staging); the rest is driver-thread only but for the application's requests.
+    private volatile WriteState _writeState;
+    // WriteRequests, app threads (Interlocked)
+    private int _writeRequests;
+    // The write request the driver is moving into the core
+    private StreamWriteRequest? _pendingWrite;
+    // StopSending: the peer's error code
+    private ulong _peerStopSendingCode;
+
+    // App threads: _disposed and _priorityBits from any (Interlocked), the rest from the one reader or the one writer
+    // of the moment (the in-progress flags, Interlocked, make sure there is one).
     private int _disposed;
-    private int _priorityBits = QuicStreamPriority.DefaultUrgency; // urgency | (non-incremental ? 8 : 0)
+    // Urgency | (non-incremental ? 8 : 0).
+    private int _priorityBits = QuicStreamPriority.DefaultUrgency;
     private int _readInProgress;
     private int _writeInProgress;
     // Reused for every read and write (one of each at a time): no allocation per operation. The read's goes once the
-    // read side is over (app thread, while it holds the read).
+    // read side is over (app thread, while it holds the read). The stage has its own lock (see StreamWriteStage).
     private StreamReadRequest? _readRequest;
     private StreamWriteRequest? _writeRequest;
     private StreamWriteStage? _stage;
-    // Set by the driver when the write side can take no more (STOP_SENDING, reset, connection ended): writes then take
-    // the request path, which reports why, instead of being staged.
-    private volatile bool _writeSideGone;
+    // The one queued credit report, reused
+    private CreditReport? _creditReport;
 
     /// <summary>
     /// How many buffered, unread bytes of a stream give their credit back on arrival: System.Net.Quic's receive buffer
@@ -80,6 +136,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         Type = type;
         _canReadDirection = canRead;
         _canWriteDirection = canWrite;
+        if (!canRead) _readState = ReadState.Finished;
         if (!canRead) _readsClosed.TrySetResult();
         if (!canWrite) _writesClosed.TrySetResult();
     }
@@ -103,6 +160,21 @@ internal sealed class ManagedStream : QuicStreamImpl
 
     private void Post(Action<object, long> action) => _connection.Host.Post(new DriverCall(action, this));
 
+    /// <summary>
+    /// Driver thread: the connection ended for this stream (or its open could not run); the core is not called for it
+    /// any more. The connection's phase says it first (it ends before it tells its streams), the write side's state
+    /// for a stream whose open never reached the core.
+    /// </summary>
+    private bool Ended => _writeState == WriteState.ConnectionEnded || _connection.IsEnded;
+
+    /// <summary>Whether the write side is over: nothing more goes into the core and writes are not staged.</summary>
+    private bool WriteSideOver => _writeState >= WriteState.StopSending;
+
+    private bool HasWriteRequest(WriteRequests request) => (Volatile.Read(ref _writeRequests) & (int)request) != 0;
+
+    /// <summary>Records an application request; false when it was already there.</summary>
+    private bool AddWriteRequest(WriteRequests request) => (Interlocked.Or(ref _writeRequests, (int)request) & (int)request) == 0;
+
     public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, typeof(QuicStream));
@@ -122,7 +194,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         bool report;
         lock (_received)
         {
-            if (_readFailure != ReadFailure.None)
+            if (_readState is ReadState.Aborted or ReadState.Reset)
             {
                 failure = CreateReadFailure();
             }
@@ -131,24 +203,17 @@ internal sealed class ManagedStream : QuicStreamImpl
                 // Buffered data: completes synchronously (a zero-byte read only learns that data is there).
                 n = _received.CopyTo(buffer.Span);
                 _unreportedCredit += ConsumedCredit(n);
-                finished = _received.IsEmpty && _finReceived && !_readsDone;
-                if (finished)
-                {
-                    _readsDone = true;
-                    _received.Clear(); // gives the spare chunk back
-                    _readRequest = null; // no read waits any more: a stream still writing keeps none
-                }
+                finished = _received.IsEmpty && _readState == ReadState.FinReceived;
+                if (finished) FinishReads();
             }
-            else if (_finReceived)
+            else if (_readState is ReadState.FinReceived or ReadState.Finished)
             {
-                finished = !_readsDone;
-                _readsDone = true;
-                _received.Clear(); // gives the spare chunk back
-                _readRequest = null;
+                finished = _readState == ReadState.FinReceived;
+                FinishReads();
             }
-            else if (_connectionFailure is { } ended)
+            else if (_readState == ReadState.ConnectionEnded)
             {
-                failure = ended;
+                failure = _connectionFailure!;
                 faultReads = true;
                 _received.Clear();
             }
@@ -174,14 +239,15 @@ internal sealed class ManagedStream : QuicStreamImpl
         return failure is null ? new ValueTask<int>(n) : ValueTask.FromException<int>(failure);
     }
 
-    private enum ReadFailure : byte
+    /// <summary>Under the lock: FinReceived (or Finished) -> Finished; the buffer and the reusable read go.</summary>
+    private void FinishReads()
     {
-        None,
-        Aborted,
-        Reset,
+        _readState = ReadState.Finished;
+        _received.Clear(); // gives the spare chunk back
+        _readRequest = null; // no read waits any more: a stream still writing keeps none
     }
 
-    private Exception CreateReadFailure() => _readFailure == ReadFailure.Reset
+    private Exception CreateReadFailure() => _readState == ReadState.Reset
         ? QuicExceptionFactory.StreamAborted(_peerResetCode, "reset the stream")
         : QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.");
 
@@ -212,7 +278,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// </summary>
     private bool TakeCreditReport(bool flush)
     {
-        if (_creditReportPosted || _unreportedCredit == 0 || _readFailure != ReadFailure.None) return false;
+        if (_creditReportPosted || _unreportedCredit == 0 || _readState is ReadState.Aborted or ReadState.Reset) return false;
         if (!flush && _unreportedCredit < _creditThreshold) return false;
         _creditReportPosted = true;
         return true;
@@ -230,7 +296,8 @@ internal sealed class ManagedStream : QuicStreamImpl
             _unreportedCredit = 0;
             _creditReportPosted = false;
         }
-        if (bytes > 0 && !_ended && !_readAbortedOnDriver) Core.ReleaseStreamCredit(Id, bytes);
+        // Nothing is left to report once reading was aborted or reset: both zero the count.
+        if (bytes > 0 && !Ended) Core.ReleaseStreamCredit(Id, bytes);
     }
 
     /// <summary>The work item of a credit report (one per stream, reused).</summary>
@@ -250,20 +317,20 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// </summary>
     public void OnReadable()
     {
-        if (_finMoved || _resetSeen || _readAbortedOnDriver || _ended) return;
         StreamReadRequest? completed = null;
         int completedBytes = 0;
         bool reset = false;
         bool finished = false;
+        ulong code = 0;
         long release;
         lock (_received)
         {
-            if (_readFailure != ReadFailure.None) return; // aborted: the core discards it once the abort reaches it
+            // Past Receiving nothing more comes from the core (once aborted, the core discards it when the abort reaches it).
+            if (_readState != ReadState.Receiving) return;
             _creditThreshold = Math.Max(1, Core.GetStreamReceiveWindow(Id) / 4);
             release = _unreportedCredit; // reported here, on the way: no separate wake-up for it
             _unreportedCredit = 0;
             bool fin = false;
-            ulong code = 0;
             if (_waiter is { } waiter && !waiter.Buffer.IsEmpty)
             {
                 completedBytes = Core.ReadStream(Id, waiter.Buffer.Span, holdCredit: true, out fin, out reset, out code);
@@ -284,9 +351,8 @@ internal sealed class ManagedStream : QuicStreamImpl
             }
             if (reset)
             {
-                _resetSeen = true;
+                _readState = ReadState.Reset;
                 _peerResetCode = code;
-                _readFailure = ReadFailure.Reset;
                 _received.Clear();
                 _admitted = 0;
                 release = 0; // the core released everything held
@@ -298,11 +364,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             }
             else
             {
-                if (fin)
-                {
-                    _finMoved = true;
-                    _finReceived = true;
-                }
+                if (fin) _readState = ReadState.FinReceived;
                 if (completed is null && _waiter is { } w && (!_received.IsEmpty || fin))
                 {
                     // A zero-byte read (or one that got nothing directly): serve it from the buffer.
@@ -313,9 +375,9 @@ internal sealed class ManagedStream : QuicStreamImpl
                 }
                 release += AdmitArrivals();
                 // The end is known once everything was consumed, even if nobody reads now (ReadsClosed completes).
-                if (fin && _received.IsEmpty && !_readsDone)
+                if (fin && _received.IsEmpty)
                 {
-                    _readsDone = true;
+                    _readState = ReadState.Finished;
                     finished = true;
                     _received.Clear(); // gives the spare chunk back
                 }
@@ -324,9 +386,9 @@ internal sealed class ManagedStream : QuicStreamImpl
         if (release > 0) Core.ReleaseStreamCredit(Id, release);
         if (reset)
         {
-            Exception failure = QuicExceptionFactory.StreamAborted(_peerResetCode, "reset the stream");
+            Exception failure = QuicExceptionFactory.StreamAborted(code, "reset the stream");
             _readsClosed.TrySetException(failure);
-            completed?.Fail(QuicExceptionFactory.StreamAborted(_peerResetCode, "reset the stream"));
+            completed?.Fail(QuicExceptionFactory.StreamAborted(code, "reset the stream"));
             return;
         }
         if (finished) _readsClosed.TrySetResult();
@@ -355,8 +417,8 @@ internal sealed class ManagedStream : QuicStreamImpl
         StreamReadRequest? waiter;
         lock (_received)
         {
-            if (_readFailure != ReadFailure.None || _readsDone) return;
-            _readFailure = ReadFailure.Aborted;
+            if (_readState is ReadState.Finished or ReadState.Aborted or ReadState.Reset) return;
+            _readState = ReadState.Aborted;
             _received.Clear();
             _admitted = 0;
             _unreportedCredit = 0; // STOP_SENDING releases everything held
@@ -377,20 +439,21 @@ internal sealed class ManagedStream : QuicStreamImpl
         {
             // As System.Net.Quic: unless the write side is already over, it is aborted (RESET_STREAM with
             // DefaultStreamErrorCode) as when a pending write is cancelled.
-            if (!_writesClosed.IsCompleted && !_writeAbortRequested) AbortWrite((ulong)Math.Max(0, _connection.DefaultStreamErrorCode));
+            if (!_writesClosed.IsCompleted && !HasWriteRequest(WriteRequests.Abort)) AbortWrite((ulong)Math.Max(0, _connection.DefaultStreamErrorCode));
             return ValueTask.FromException(new OperationCanceledException(cancellationToken)); // exactly this type, as msquic's
         }
-        if (_writeAborted || _writeAbortRequested) return ValueTask.FromException(QuicExceptionFactory.OperationAborted("Writing was aborted on this stream."));
-        if (_writesCompleted) throw new InvalidOperationException("Writing is not allowed after the write side was completed.");
+        if (_writeState == WriteState.Aborted || HasWriteRequest(WriteRequests.Abort)) return ValueTask.FromException(QuicExceptionFactory.OperationAborted("Writing was aborted on this stream."));
+        if (HasWriteRequest(WriteRequests.Complete)) throw new InvalidOperationException("Writing is not allowed after the write side was completed.");
         if (buffer.IsEmpty && !completeWrites) return ValueTask.CompletedTask;
         if (Interlocked.Exchange(ref _writeInProgress, 1) != 0) throw new InvalidOperationException("A write is already in progress on this stream.");
-        if (completeWrites) _writesCompleted = true;
+        if (completeWrites) AddWriteRequest(WriteRequests.Complete);
         if (_connection.EndException is { } ended && _connection.Host.IsDisposed)
         {
             Volatile.Write(ref _writeInProgress, 0);
             return ValueTask.FromException(ended);
         }
-        if (buffer.Length <= StreamWriteStage.Capacity && !_writeSideGone)
+        // A write side that is over takes the request path, which reports why.
+        if (buffer.Length <= StreamWriteStage.Capacity && !WriteSideOver)
         {
             StreamWriteStage stage = _stage ??= new StreamWriteStage(this, _connection.StagedBytes);
             bool staged;
@@ -428,10 +491,13 @@ internal sealed class ManagedStream : QuicStreamImpl
 
     private Exception? WriteFailure()
     {
-        if (_writeAborted) return QuicExceptionFactory.OperationAborted("Writing was aborted on this stream.");
-        if (_peerStopSendingCode is { } code) return QuicExceptionFactory.StreamAborted(code, "asked to stop sending (STOP_SENDING)");
-        if (_ended) return _connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed.");
-        return null;
+        return _writeState switch
+        {
+            WriteState.Aborted => QuicExceptionFactory.OperationAborted("Writing was aborted on this stream."),
+            WriteState.StopSending => QuicExceptionFactory.StreamAborted(_peerStopSendingCode, "asked to stop sending (STOP_SENDING)"),
+            WriteState.ConnectionEnded => _connection.EndException ?? QuicExceptionFactory.OperationAborted("The connection was closed."),
+            _ => null,
+        };
     }
 
     /// <summary>Driver thread: moves as much of the pending write into the core as its send buffer takes.</summary>
@@ -445,7 +511,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             FailWrite(failure);
             return;
         }
-        bool fin = request.Fin || _finRequested;
+        bool fin = request.Fin || _writeState == WriteState.FinPending;
         int accepted = WriteCore(request.Remaining.Span, fin);
         if (accepted < 0)
         {
@@ -454,7 +520,7 @@ internal sealed class ManagedStream : QuicStreamImpl
         }
         request.Remaining = request.Remaining.Slice(accepted);
         if (!request.Remaining.IsEmpty) return;
-        if (fin) _finWritten = true;
+        if (fin) _writeState = WriteState.FinSent;
         _pendingWrite = null;
         request.Complete();
     }
@@ -474,32 +540,29 @@ internal sealed class ManagedStream : QuicStreamImpl
             stage.ClearPosted(); // the next staged write posts again (at worst one extra, harmless turn)
             if (stage.IsEmpty) return true;
             CheckStopSending();
-            if (WriteFailure() is not null || _writeAborted)
+            if (WriteSideOver)
             {
-                _writeSideGone = true;
                 stage.Drop();
                 return true;
             }
-            bool fin = stage.Fin || (_finRequested && _pendingWrite is null);
+            bool fin = stage.Fin || (_writeState == WriteState.FinPending && _pendingWrite is null);
             ReadOnlySpan<byte> pending = stage.Pending;
             int accepted = WriteCore(pending, fin);
             if (accepted < 0)
             {
-                _writeSideGone = true;
                 stage.Drop();
                 return true;
             }
             bool all = accepted == pending.Length;
             stage.Consume(accepted, finTaken: all && stage.Fin);
-            if (all && fin) _finWritten = true;
+            if (all && fin) _writeState = WriteState.FinSent;
             return all;
         }
     }
 
-    /// <summary>Driver thread: the write side is gone; later writes take the request path (which says why).</summary>
+    /// <summary>Driver thread: the write side is over (see <see cref="WriteSideOver"/>); what is staged goes.</summary>
     private void DropStaged()
     {
-        _writeSideGone = true;
         if (_stage is not { } stage) return;
         lock (stage)
         {
@@ -511,7 +574,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     private int WriteCore(ReadOnlySpan<byte> data, bool fin)
     {
         CheckStopSending();
-        if (_peerStopSendingCode is not null || _ended) return -1;
+        if (WriteSideOver) return -1;
         try
         {
             return Core.WriteStream(Id, data, fin);
@@ -523,12 +586,14 @@ internal sealed class ManagedStream : QuicStreamImpl
         }
     }
 
+    /// <summary>Driver thread: an open write side (or one whose FIN is sent) learns of the peer's STOP_SENDING.</summary>
     private void CheckStopSending()
     {
-        if (_peerStopSendingCode is not null || _ended) return;
+        if (WriteSideOver) return;
         if (Core.GetStopSendingCode(Id) is { } code)
         {
             _peerStopSendingCode = code;
+            _writeState = WriteState.StopSending;
             DropStaged();
             _writesClosed.TrySetException(QuicExceptionFactory.StreamAborted(code, "asked to stop sending (STOP_SENDING)"));
         }
@@ -537,10 +602,10 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// <summary>Driver thread: send buffer space, flow credit, acknowledgments or STOP_SENDING.</summary>
     public void OnWritable()
     {
-        if (_ended) return;
+        if (Ended) return;
         TryCompleteWrite();
         CheckStopSending();
-        if (_finWritten && !_writesClosed.IsCompleted && Core.IsStreamWriteComplete(Id)) _writesClosed.TrySetResult();
+        if (_writeState == WriteState.FinSent && !_writesClosed.IsCompleted && Core.IsStreamWriteComplete(Id)) _writesClosed.TrySetResult();
         RemoveIfDone();
     }
 
@@ -582,7 +647,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// <summary>Any thread: RESET_STREAM through the driver; the next WriteAsync fails at once.</summary>
     private void AbortWrite(ulong code)
     {
-        _writeAbortRequested = true;
+        AddWriteRequest(WriteRequests.Abort);
         if (_connection.Host.Driver.IsDriverThread) AbortWriteOnDriver(code);
         else Post(static (state, _) => ((AbortCall)state).Stream.AbortWriteOnDriver(((AbortCall)state).Code), new AbortCall(this, code));
     }
@@ -595,18 +660,19 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// </summary>
     private void AbortReadOnDriver(ulong code)
     {
-        if (_readAbortedOnDriver) return;
-        _readAbortedOnDriver = true;
-        if (!_ended) Core.StopSending(Id, code);
+        if (!Ended) Core.StopSending(Id, code); // once: only the move to Aborted posts it
     }
 
-    /// <summary>Driver thread: RESET_STREAM (RFC 9000 §3.1) unless everything was already sent and acknowledged.</summary>
+    /// <summary>
+    /// Driver thread: RESET_STREAM (RFC 9000 §3.1) unless everything was already sent and acknowledged (a send side
+    /// already over in the core, or gone from it, takes no reset).
+    /// </summary>
     private void AbortWriteOnDriver(ulong code)
     {
-        if (_writeAborted) return;
-        _writeAborted = true;
+        if (_writeState is WriteState.Aborted or WriteState.ConnectionEnded) return;
+        _writeState = WriteState.Aborted;
         DropStaged();
-        if (!_ended && !(_finWritten && Core.IsStreamWriteComplete(Id))) Core.ResetStream(Id, code);
+        if (!Ended && !Core.IsStreamWriteComplete(Id)) Core.ResetStream(Id, code);
         Exception aborted = QuicExceptionFactory.OperationAborted("Writing was aborted on this stream.");
         FailWrite(aborted);
         _writesClosed.TrySetException(aborted);
@@ -631,7 +697,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// <summary>Driver thread: hands the latest priority to the scheduler (several quick sets apply the last one).</summary>
     private void ApplyPriorityOnDriver()
     {
-        if (_ended) return;
+        if (Ended) return;
         QuicStreamPriority priority = UnpackPriority(Volatile.Read(ref _priorityBits));
         Core.SetStreamPriority(Id, priority.Urgency, priority.Incremental);
     }
@@ -640,31 +706,25 @@ internal sealed class ManagedStream : QuicStreamImpl
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, typeof(QuicStream));
         if (!_canWriteDirection) return; // a peer's unidirectional stream has no write side to complete (msquic: no-op)
-        if (_writeAborted || _writesCompleted) return;
-        _writesCompleted = true;
-        Post(static (state, _) => ((ManagedStream)state).CompleteWritesOnDriver());
-    }
-
-    private void CompleteWritesOnDriver()
-    {
-        if (_finWritten || _writeAborted || _ended) return;
-        WriteFinOnDriver();
+        if (_writeState == WriteState.Aborted || !AddWriteRequest(WriteRequests.Complete)) return;
+        Post(static (state, _) => ((ManagedStream)state).WriteFinOnDriver());
     }
 
     /// <summary>
-    /// Driver thread: the FIN goes now, or with the last byte of the pending write or of the staged bytes (then
-    /// <see cref="_finRequested"/> carries it).
+    /// Driver thread: an open write side's FIN goes now (FinSent), or with the last byte of the pending write or of the
+    /// staged bytes (FinPending).
     /// </summary>
     private void WriteFinOnDriver()
     {
+        if (_writeState is not (WriteState.Open or WriteState.FinPending)) return;
         if (_pendingWrite is not null || !MoveStaged())
         {
-            _finRequested = true;
+            _writeState = WriteState.FinPending;
             return;
         }
-        if (_finWritten) return; // the stage carried it
+        if (_writeState == WriteState.FinSent) return; // the stage carried it
         WriteCore(ReadOnlySpan<byte>.Empty, fin: true);
-        _finWritten = true;
+        if (!WriteSideOver) _writeState = WriteState.FinSent;
     }
 
     /// <summary>The driver stopped before this write ran (its thread is gone: this runs on the poster's or the disposer's).</summary>
@@ -680,13 +740,13 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// </summary>
     public void OnConnectionEnded(Exception exception)
     {
-        if (_ended) return;
+        if (_writeState == WriteState.ConnectionEnded) return;
         // A write side whose data and FIN were all acknowledged (the ACK may have come with the peer's CONNECTION_CLOSE)
         // completed; a STOP_SENDING that arrived with the close is reported as such.
         Connection? core = _connection.Core;
         if (core is not null) CheckStopSending();
-        bool writeDone = _canWriteDirection && _finWritten && !_writeAborted && _peerStopSendingCode is null && core is not null && core.IsStreamWriteComplete(Id);
-        _ended = true;
+        bool writeDone = _canWriteDirection && _writeState == WriteState.FinSent && core is not null && core.IsStreamWriteComplete(Id);
+        if (!WriteSideOver) _writeState = WriteState.ConnectionEnded;
         DropStaged();
         StreamReadRequest? waiter;
         bool faultReads;
@@ -697,8 +757,9 @@ internal sealed class ManagedStream : QuicStreamImpl
             _waiter = null;
             // As msquic: a stream over at the transport level before the close (the FIN received with no more buffered
             // than System.Net.Quic's buffer takes from msquic, and the write side done) ends normally once read.
-            bool streamDone = _finReceived && _received.Length <= AdmittedBytes && (!_canWriteDirection || writeDone || _writesClosed.IsCompleted);
-            faultReads = !_readsDone && _readFailure == ReadFailure.None && !streamDone;
+            bool streamDone = _readState == ReadState.FinReceived && _received.Length <= AdmittedBytes && (!_canWriteDirection || writeDone || _writesClosed.IsCompleted);
+            faultReads = _readState is (ReadState.Receiving or ReadState.ConnectionEnded) || (_readState == ReadState.FinReceived && !streamDone);
+            if (_readState == ReadState.Receiving) _readState = ReadState.ConnectionEnded;
             if (_received.IsEmpty) _received.Clear();
         }
         waiter?.Fail(exception);
@@ -742,9 +803,9 @@ internal sealed class ManagedStream : QuicStreamImpl
     {
         ulong code = (ulong)Math.Max(0, _connection.DefaultStreamErrorCode);
         if (_canReadDirection) AbortRead(code, disposing: true);
-        if (!_ended)
+        if (!Ended)
         {
-            if (_canWriteDirection && !_writeAborted && _peerStopSendingCode is null)
+            if (_canWriteDirection && _writeState is (WriteState.Open or WriteState.FinPending or WriteState.FinSent))
             {
                 if (_pendingWrite is not null) AbortWriteOnDriver(code);
                 else WriteFinOnDriver(); // after any staged bytes: the stage drains as ACKs make room
@@ -754,9 +815,9 @@ internal sealed class ManagedStream : QuicStreamImpl
         // once per request) completes both tasks before disposal and allocates none.
         if (_pendingWrite is not null) FailWrite(new ObjectDisposedException(nameof(QuicStream)));
         if (!_readsClosed.IsCompleted) _readsClosed.TrySetException(QuicExceptionFactory.OperationAborted("The stream was disposed."));
-        bool finQueued = _finRequested && !_writeAborted && _stage is { IsEmpty: false };
-        if (!_finWritten && !finQueued && !_writesClosed.IsCompleted) _writesClosed.TrySetException(QuicExceptionFactory.OperationAborted("The stream was disposed."));
-        else if (!_ended) OnWritable(); // the FIN may be acknowledged already (or STOP_SENDING arrived)
+        bool finQueued = _writeState == WriteState.FinPending && _stage is { IsEmpty: false };
+        if (_writeState != WriteState.FinSent && !finQueued && !_writesClosed.IsCompleted) _writesClosed.TrySetException(QuicExceptionFactory.OperationAborted("The stream was disposed."));
+        else if (!Ended) OnWritable(); // the FIN may be acknowledged already (or STOP_SENDING arrived)
         RemoveIfDone();
     }
 

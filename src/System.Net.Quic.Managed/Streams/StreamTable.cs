@@ -128,6 +128,19 @@ internal sealed class StreamTable
         return true;
     }
 
+    /// <summary>
+    /// The ID <see cref="TryOpenLocalStream"/> will give the stream of a type opened <paramref name="ahead"/> opens after
+    /// the next one (0: the next), or -1 when the peer's current limit leaves no room for it. Callable off the
+    /// connection's thread by a caller that serializes it with every <see cref="TryOpenLocalStream"/> under one lock
+    /// (the API layer's open lock); the peer's limit read may then be stale, never too high.
+    /// </summary>
+    public long PeekLocalStreamId(bool unidirectional, long ahead)
+    {
+        LocalStreamLimit limit = unidirectional ? _localUni : _localBidi;
+        long index = limit.OpenedCount + ahead;
+        return index < limit.MaxStreams ? StreamId.Make(index, IsServer, unidirectional) : -1;
+    }
+
     public bool TryGetStream(long streamId, [NotNullWhen(true)] out TransportStream? stream)
         => _streams.TryGetValue(streamId, out stream);
 

@@ -71,6 +71,23 @@ public class StreamTableTests
         Assert.Equal(expected, Send(client, id, kind));
     }
 
+    // The API layer learns the ID a caller-thread open will get from the table: the opens already under way count, and
+    // the peer's limit bounds it.
+    [Fact]
+    public void PeekLocalStreamIdIsTheIdTheOpenGives()
+    {
+        StreamTable server = NewTable(isServer: true, maxStreams: 3);
+        Assert.Equal(1, server.PeekLocalStreamId(unidirectional: false, ahead: 0));
+        Assert.Equal(5, server.PeekLocalStreamId(unidirectional: false, ahead: 1));
+        Assert.Equal(3, server.PeekLocalStreamId(unidirectional: true, ahead: 0));
+        Assert.Equal(-1, server.PeekLocalStreamId(unidirectional: false, ahead: 3)); // beyond MAX_STREAMS
+        long peeked = server.PeekLocalStreamId(unidirectional: false, ahead: 0);
+        Assert.True(server.TryOpenLocalStream(unidirectional: false, out TransportStream? opened));
+        Assert.Equal(peeked, opened.Id);
+        Assert.Equal(9, server.PeekLocalStreamId(unidirectional: false, ahead: 1));
+        Assert.Equal(-1, server.PeekLocalStreamId(unidirectional: false, ahead: 2));
+    }
+
     [Theory]
     [InlineData((int)StreamFrameKind.Stream)]
     [InlineData((int)StreamFrameKind.ResetStream)]
