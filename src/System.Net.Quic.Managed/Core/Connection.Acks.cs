@@ -21,15 +21,17 @@ internal sealed partial class Connection
         ReadOnlySpan<SentStreamRange> ranges = frames.StreamRanges.Items;
         foreach (ref readonly SentStreamFrames visit in frames.Streams.Items)
         {
-            if (visit.ResetStream && _streams.TryGetStream(visit.StreamId, out TransportStream? reset) && reset.Send is not null)
+            // One lookup per visit: a stream released by what this visit acknowledges takes nothing more from it.
+            if (!_streams.TryGetStream(visit.StreamId, out TransportStream? stream) || stream.Send is null) continue;
+            if (visit.ResetStream)
             {
-                reset.Send.OnResetFrameAcked();
+                stream.Send.OnResetFrameAcked();
                 Emit(ConnectionEventKind.StreamWritable, visit.StreamId);
-                ReleaseIfClosed(reset);
+                ReleaseIfClosed(stream);
             }
             foreach (SentStreamRange range in ranges.Slice(visit.FirstRange, visit.RangeCount))
             {
-                if (!_streams.TryGetStream(visit.StreamId, out TransportStream? stream) || stream.Send is null) continue;
+                if (stream.IsReleased) break;
                 stream.Send.OnStreamFrameAcked(range.Offset, range.Length, range.Fin);
                 Emit(ConnectionEventKind.StreamWritable, visit.StreamId);
                 ReleaseIfClosed(stream);
@@ -97,31 +99,32 @@ internal sealed partial class Connection
     /// </summary>
     private long RequeueStream(in SentStreamFrames lost, ReadOnlySpan<SentStreamRange> ranges)
     {
-        TransportStream? stream;
-        if (lost.ResetStream && _streams.TryGetStream(lost.StreamId, out stream) && stream.Send is not null)
+        // A released stream needs nothing repeated (nothing here releases one, so one lookup serves the visit).
+        if (!_streams.TryGetStream(lost.StreamId, out TransportStream? stream)) return 0;
+        if (lost.ResetStream && stream.Send is not null)
         {
             stream.Send.OnResetFrameLost();
             _streams.MarkSendable(stream);
         }
-        if (lost.StopSending && _streams.TryGetStream(lost.StreamId, out stream) && stream.Receive is not null)
+        if (lost.StopSending && stream.Receive is not null)
         {
             stream.Receive.OnStopSendingFrameLost();
             _streams.MarkSendable(stream);
         }
-        if (lost.MaxStreamData is long max && _streams.TryGetStream(lost.StreamId, out stream) && stream.Receive is not null)
+        if (lost.MaxStreamData is long max && stream.Receive is not null)
         {
             stream.Receive.OnMaxStreamDataLost(max);
             _streams.MarkSendable(stream);
         }
-        if (lost.DataBlocked is long limit && _streams.TryGetStream(lost.StreamId, out stream) && stream.Send is not null)
+        if (lost.DataBlocked is long limit && stream.Send is not null)
         {
             stream.Send.OnStreamDataBlockedLost(limit);
             _streams.MarkSendable(stream);
         }
+        if (stream.Send is null) return 0;
         long retransmitted = 0;
         foreach (SentStreamRange range in ranges)
         {
-            if (!_streams.TryGetStream(lost.StreamId, out stream) || stream.Send is null) continue;
             stream.Send.OnStreamFrameLost(range.Offset, range.Length, range.Fin);
             _streams.MarkSendable(stream);
             retransmitted += range.Length;
