@@ -196,8 +196,9 @@ public sealed class LoadRun
         QuicConnection? busy = await ConnectAsync(run).ConfigureAwait(false);
         if (busy is null) return false;
         await WarmUpAsync(busy, run).ConfigureAwait(false);
+        GcActivity gcAlone = GcActivity.Now();
         double alone = await BusyStreamsAsync(busy, _options.DurationSeconds, run).ConfigureAwait(false);
-        _out.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  busy connection alone: {alone:0} streams/s"));
+        _out.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  busy connection alone: {alone:0} streams/s; {GcActivity.Now().Since(gcAlone)}"));
 
         ResourceSample before = SampleAfterCollect();
         var idle = new QuicConnection?[_options.Count];
@@ -231,7 +232,9 @@ public sealed class LoadRun
             ? "" : string.Create(CultureInfo.InvariantCulture, $" (QuicManaged's threads {libraryCpu * 100:0.00} %)");
         _out.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  all idle for {idleClock.Elapsed.TotalSeconds:0.0} s: CPU {idleCpu * 100:0.00} % of one core{libraryPart}"));
 
+        GcActivity gcBeside = GcActivity.Now();
         double beside = await BusyStreamsAsync(busy, _options.DurationSeconds, run).ConfigureAwait(false);
+        _out.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  busy connection beside {opened} idle connections: {beside:0} streams/s; {GcActivity.Now().Since(gcBeside)}"));
         _out.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"  idle result: busy connection {alone:0} streams/s alone, {beside:0} streams/s beside {opened} idle connections ({beside / Math.Max(1e-9, alone):0.00}x); "
             + $"idle memory per connection RSS {(after.RssBytes - before.RssBytes) / perConnection / 1024:0.0} KiB, GC heap {(after.GcHeapBytes - before.GcHeapBytes) / perConnection / 1024:0.0} KiB; idle CPU {idleCpu * 100:0.00} %{libraryPart}"));
@@ -269,6 +272,16 @@ public sealed class LoadRun
             if (!await StreamAsync(connection, _options.ResponseSize, run).ConfigureAwait(false)) break;
         }
         return (_counters.Streams - start) / clock.Elapsed.TotalSeconds;
+    }
+
+    /// <summary>The garbage collector's work so far: collections by generation and the time the process was paused for them.</summary>
+    private readonly record struct GcActivity(int Gen0, int Gen1, int Gen2, TimeSpan Paused)
+    {
+        public static GcActivity Now() => new(GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2), GC.GetTotalPauseDuration());
+
+        /// <summary>What happened between <paramref name="start"/> and this sample, as the tool prints it.</summary>
+        public string Since(GcActivity start) => string.Create(CultureInfo.InvariantCulture,
+            $"GCs in the window: gen0 {Gen0 - start.Gen0}, gen1 {Gen1 - start.Gen1}, gen2 {Gen2 - start.Gen2}, paused {(Paused - start.Paused).TotalMilliseconds:0} ms");
     }
 
     /// <summary>What the process spent so far: bytes allocated, CPU time, and datagrams sent by the managed provider.</summary>
