@@ -195,7 +195,8 @@ internal sealed class StreamChunkBuffer
             throw new InvalidOperationException("stream window too large");
         }
 
-        int size = Math.Max(Math.Max((int)needed, 4), _ring.Length * 2);
+        // From one slot: most streams never span more than one chunk (a request, a small answer, a tiny window).
+        int size = Math.Max((int)needed, _ring.Length * 2);
         var ring = new byte[]?[size];
         for (int i = 0; i < _ring.Length; i++)
         {
