@@ -16,7 +16,8 @@ namespace System.Net.Quic.Managed.Streams;
 /// </summary>
 internal sealed class ReceiveBuffer
 {
-    private readonly StreamChunkBuffer _chunks;
+    // A mutable struct: used through the field only, never copied.
+    private StreamChunkBuffer _chunks;
     // Received ranges beyond _contiguousEnd (each starts after it: adjacent data extends the prefix instead).
     private RangeSet? _ahead;
     private readonly int _maxFragments;

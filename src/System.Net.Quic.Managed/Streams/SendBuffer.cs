@@ -12,7 +12,8 @@ namespace System.Net.Quic.Managed.Streams;
 /// </summary>
 internal sealed class SendBuffer
 {
-    private readonly StreamChunkBuffer _chunks;
+    // A mutable struct: used through the field only, never copied.
+    private StreamChunkBuffer _chunks;
     // Acknowledged ranges above the prefix (out-of-order acknowledgments), and ranges to retransmit; null until used.
     private RangeSet? _acked;
     private RangeSet? _lost;
