@@ -15,7 +15,7 @@ namespace System.Net.Quic.Managed.Tests.Api;
 /// first N, so the next N receive no data: they hold stream state only, as most of an attacker's streams do). No
 /// application state machine is kept per stream (the writes are kept as ValueTasks in arrays allocated beforehand). Measured 2,224-2,228 B per
 /// stream, both ends and layers together (`dotnet test tests/System.Net.Quic.Managed.Tests -c Release --filter
-/// BlockedStreamApiMemoryTests`). Runs alone.
+/// BlockedStreamApiMemoryTests`), less within the full suite. Runs alone.
 /// </summary>
 [Collection(nameof(HeapMeasurementCollection))]
 public class BlockedStreamApiMemoryTests(ITestOutputHelper output)
@@ -73,7 +73,9 @@ public class BlockedStreamApiMemoryTests(ITestOutputHelper output)
             output.WriteLine($"heap +{after - before} B for {StreamCount} more blocked streams on both ends and layers: {perStream} B per stream");
             GC.KeepAlive(clientStreams);
             GC.KeepAlive(serverStreams);
-            Assert.InRange(perStream, 1, MaxBytesPerStream);
+            // An upper bound only: in the full suite what earlier tests left behind may still be released between the two
+            // measurements (pools trimmed at a full collection), which lowers the figure (1,307 B in one such run).
+            Assert.True(perStream <= MaxBytesPerStream, $"{perStream} B per stream, bound {MaxBytesPerStream} B");
         }
         finally
         {
