@@ -18,7 +18,7 @@ namespace System.Net.Quic.Managed.Bridge;
 /// </summary>
 internal sealed class ManagedStream : QuicStreamImpl
 {
-    // The read side, changed under lock (_received) from any thread:
+    // The read side, changed under lock (this) from any thread (the stream is internal: nothing else locks it):
     //   Receiving -> FinReceived      the driver moved the FIN into the buffer: reads drain it, then see the end
     //   FinReceived -> Finished       the end was reached with the buffer empty (by a read, or by the driver when the
     //                                 FIN came with nothing left to read): ReadsClosed completes
@@ -73,15 +73,16 @@ internal sealed class ManagedStream : QuicStreamImpl
     private readonly ManagedConnection _connection;
     private readonly bool _canReadDirection;
     private readonly bool _canWriteDirection;
-    // Its lock guards the read side
-    private readonly StreamReceiveQueue _received = new();
+    // Under lock (this): the received bytes, created with the first of them and dropped once the read side is over
+    // (Finished, Reset, Aborted; or ConnectionEnded with nothing left), so a stream whose reading is done holds none.
+    private StreamReceiveQueue? _received;
 
     // Any thread, compare-and-swap inside: the application's view of each side's end. Mutable structs, used through
     // the field, never copied; their tasks exist only once asked for.
     private ClosedSignal _readsClosed;
     private ClosedSignal _writesClosed;
 
-    // Read side, under lock (_received).
+    // Read side, under lock (this).
     private ReadState _readState;
     // The read waiting for data
     private StreamReadRequest? _waiter;
@@ -93,7 +94,8 @@ internal sealed class ManagedStream : QuicStreamImpl
     private long _unreportedCredit;
     // Bytes in _received whose credit went back on arrival (<= AdmittedBytes)
     private long _admitted;
-    private long _creditThreshold = 1;
+    // A quarter of the stream's receive window (an int: with the other fields it keeps the object a size class smaller)
+    private int _creditThreshold = 1;
     // A CreditReport is queued to the driver (they coalesce)
     private bool _creditReportPosted;
 
@@ -133,7 +135,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     {
         _connection = connection;
         Id = id;
-        Type = type;
+        System.Diagnostics.Debug.Assert(type == (Streams.StreamId.IsUnidirectional(id) ? QuicStreamType.Unidirectional : QuicStreamType.Bidirectional));
         _canReadDirection = canRead;
         _canWriteDirection = canWrite;
         if (!canRead) _readState = ReadState.Finished;
@@ -146,7 +148,8 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// <summary>The connection the stream belongs to.</summary>
     public ManagedConnection Connection => _connection;
 
-    public override QuicStreamType Type { get; }
+    // From the ID (RFC 9000 §2.1), not a field.
+    public override QuicStreamType Type => Streams.StreamId.IsUnidirectional(Id) ? QuicStreamType.Unidirectional : QuicStreamType.Bidirectional;
 
     public override bool CanRead => _canReadDirection && Volatile.Read(ref _disposed) == 0;
 
@@ -192,18 +195,18 @@ internal sealed class ManagedStream : QuicStreamImpl
         bool finished = false;
         bool faultReads = false;
         bool report;
-        lock (_received)
+        lock (this)
         {
             if (_readState is ReadState.Aborted or ReadState.Reset)
             {
                 failure = CreateReadFailure();
             }
-            else if (!_received.IsEmpty)
+            else if (_received is { IsEmpty: false } received)
             {
                 // Buffered data: completes synchronously (a zero-byte read only learns that data is there).
-                n = _received.CopyTo(buffer.Span);
+                n = received.CopyTo(buffer.Span);
                 _unreportedCredit += ConsumedCredit(n);
-                finished = _received.IsEmpty && _readState == ReadState.FinReceived;
+                finished = received.IsEmpty && _readState == ReadState.FinReceived;
                 if (finished) FinishReads();
             }
             else if (_readState is ReadState.FinReceived or ReadState.Finished)
@@ -215,7 +218,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             {
                 failure = _connectionFailure!;
                 faultReads = true;
-                _received.Clear();
+                DropReceived();
             }
             else
             {
@@ -243,8 +246,18 @@ internal sealed class ManagedStream : QuicStreamImpl
     private void FinishReads()
     {
         _readState = ReadState.Finished;
-        _received.Clear(); // gives the spare chunk back
+        DropReceived(); // gives the spare chunk back
         _readRequest = null; // no read waits any more: a stream still writing keeps none
+    }
+
+    /// <summary>Under the lock: nothing is buffered.</summary>
+    private bool ReceivedIsEmpty => _received is null || _received.IsEmpty;
+
+    /// <summary>Under the lock: the buffer's chunks go back to their pools and the buffer goes (the read side is over).</summary>
+    private void DropReceived()
+    {
+        _received?.Clear();
+        _received = null;
     }
 
     private Exception CreateReadFailure() => _readState == ReadState.Reset
@@ -257,7 +270,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// </summary>
     private long ConsumedCredit(int consumed)
     {
-        long admitted = Math.Min(AdmittedBytes, _received.Length);
+        long admitted = Math.Min(AdmittedBytes, _received?.Length ?? 0);
         long credit = consumed - (_admitted - admitted);
         _admitted = admitted;
         return credit;
@@ -266,7 +279,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// <summary>Under the lock, after bytes arrived in the buffer: the credit of those now admitted (see <see cref="AdmittedBytes"/>).</summary>
     private long AdmitArrivals()
     {
-        long admit = Math.Min(AdmittedBytes, _received.Length) - _admitted;
+        long admit = Math.Min(AdmittedBytes, _received?.Length ?? 0) - _admitted;
         if (admit <= 0) return 0;
         _admitted += admit;
         return admit;
@@ -290,7 +303,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     private void ReportCredit()
     {
         long bytes;
-        lock (_received)
+        lock (this)
         {
             bytes = _unreportedCredit;
             _unreportedCredit = 0;
@@ -323,11 +336,11 @@ internal sealed class ManagedStream : QuicStreamImpl
         bool finished = false;
         ulong code = 0;
         long release;
-        lock (_received)
+        lock (this)
         {
             // Past Receiving nothing more comes from the core (once aborted, the core discards it when the abort reaches it).
             if (_readState != ReadState.Receiving) return;
-            _creditThreshold = Math.Max(1, Core.GetStreamReceiveWindow(Id) / 4);
+            _creditThreshold = (int)Math.Clamp(Core.GetStreamReceiveWindow(Id) / 4, 1, int.MaxValue);
             release = _unreportedCredit; // reported here, on the way: no separate wake-up for it
             _unreportedCredit = 0;
             bool fin = false;
@@ -344,16 +357,16 @@ internal sealed class ManagedStream : QuicStreamImpl
             while (!fin && !reset)
             {
                 long readable = Core.GetReadableBytes(Id);
-                Span<byte> space = readable > 0 ? _received.GetWriteSpan(readable) : Span<byte>.Empty;
+                Span<byte> space = readable > 0 ? (_received ??= new StreamReceiveQueue()).GetWriteSpan(readable) : Span<byte>.Empty;
                 int n = Core.ReadStream(Id, space, holdCredit: true, out fin, out reset, out code);
-                if (readable > 0) _received.Advance(n);
+                if (readable > 0) _received!.Advance(n);
                 if (n == 0 || n >= readable) break;
             }
             if (reset)
             {
                 _readState = ReadState.Reset;
                 _peerResetCode = code;
-                _received.Clear();
+                DropReceived();
                 _admitted = 0;
                 release = 0; // the core released everything held
                 if (completed is null && _waiter is { } w)
@@ -365,21 +378,21 @@ internal sealed class ManagedStream : QuicStreamImpl
             else
             {
                 if (fin) _readState = ReadState.FinReceived;
-                if (completed is null && _waiter is { } w && (!_received.IsEmpty || fin))
+                if (completed is null && _waiter is { } w && (!ReceivedIsEmpty || fin))
                 {
                     // A zero-byte read (or one that got nothing directly): serve it from the buffer.
                     _waiter = null;
                     completed = w;
-                    completedBytes = _received.CopyTo(w.Buffer.Span);
+                    completedBytes = _received?.CopyTo(w.Buffer.Span) ?? 0;
                     release += ConsumedCredit(completedBytes);
                 }
                 release += AdmitArrivals();
                 // The end is known once everything was consumed, even if nobody reads now (ReadsClosed completes).
-                if (fin && _received.IsEmpty)
+                if (fin && ReceivedIsEmpty)
                 {
                     _readState = ReadState.Finished;
                     finished = true;
-                    _received.Clear(); // gives the spare chunk back
+                    DropReceived(); // gives the spare chunk back
                 }
             }
         }
@@ -398,7 +411,7 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// <summary>Any thread: a pending read's token was cancelled; like System.Net.Quic, the read side is aborted.</summary>
     public void CancelRead(StreamReadRequest request, CancellationToken token)
     {
-        lock (_received)
+        lock (this)
         {
             if (_waiter != request) return; // completed meanwhile
             _waiter = null;
@@ -415,11 +428,11 @@ internal sealed class ManagedStream : QuicStreamImpl
     private void AbortRead(ulong code, bool disposing)
     {
         StreamReadRequest? waiter;
-        lock (_received)
+        lock (this)
         {
             if (_readState is ReadState.Finished or ReadState.Aborted or ReadState.Reset) return;
             _readState = ReadState.Aborted;
-            _received.Clear();
+            DropReceived();
             _admitted = 0;
             _unreportedCredit = 0; // STOP_SENDING releases everything held
             waiter = _waiter;
@@ -750,17 +763,17 @@ internal sealed class ManagedStream : QuicStreamImpl
         DropStaged();
         StreamReadRequest? waiter;
         bool faultReads;
-        lock (_received)
+        lock (this)
         {
             _connectionFailure = exception;
             waiter = _waiter;
             _waiter = null;
             // As msquic: a stream over at the transport level before the close (the FIN received with no more buffered
             // than System.Net.Quic's buffer takes from msquic, and the write side done) ends normally once read.
-            bool streamDone = _readState == ReadState.FinReceived && _received.Length <= AdmittedBytes && (!_canWriteDirection || writeDone || _writesClosed.IsCompleted);
+            bool streamDone = _readState == ReadState.FinReceived && (_received?.Length ?? 0) <= AdmittedBytes && (!_canWriteDirection || writeDone || _writesClosed.IsCompleted);
             faultReads = _readState is (ReadState.Receiving or ReadState.ConnectionEnded) || (_readState == ReadState.FinReceived && !streamDone);
             if (_readState == ReadState.Receiving) _readState = ReadState.ConnectionEnded;
-            if (_received.IsEmpty) _received.Clear();
+            if (ReceivedIsEmpty) DropReceived();
         }
         waiter?.Fail(exception);
         if (faultReads) _readsClosed.TrySetException(exception);

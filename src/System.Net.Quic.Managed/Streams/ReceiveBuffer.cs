@@ -8,12 +8,22 @@ namespace System.Net.Quic.Managed.Streams;
 /// application reads the contiguous prefix. Nothing is stored beyond <see cref="Limit"/> (the flow-control limit we
 /// advertised), so memory is bounded by the window, and the number of disjoint fragments is bounded too.
 /// Enforces the final-size rules of RFC 9000 §4.5.
+/// <para>
+/// The bytes held contiguously from the read offset (all of them, for data that arrives in order) are one pair of
+/// offsets; only ranges that arrived ahead of a gap go into a <see cref="RangeSet"/>, created with the first such
+/// range: a stream whose data arrives in order holds no range set.
+/// </para>
 /// </summary>
 internal sealed class ReceiveBuffer
 {
-    private readonly StreamChunkBuffer _chunks;
-    private readonly RangeSet _received;
+    // A mutable struct: used through the field only, never copied.
+    private StreamChunkBuffer _chunks;
+    // Received ranges beyond _contiguousEnd (each starts after it: adjacent data extends the prefix instead).
+    private RangeSet? _ahead;
+    private readonly int _maxFragments;
     private long _readOffset;
+    // [_readOffset, _contiguousEnd) is held and readable.
+    private long _contiguousEnd;
     private long _highestOffset;
     private long _finalSize = -1;
     private bool _discarding;
@@ -30,8 +40,13 @@ internal sealed class ReceiveBuffer
         }
 
         Limit = limit;
+        if (maxFragments < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(maxFragments));
+        }
+
         _chunks = new StreamChunkBuffer(chunkSize, budget);
-        _received = new RangeSet(4, maxFragments);
+        _maxFragments = maxFragments;
     }
 
     /// <summary>As new (empty, from offset 0, limit <paramref name="limit"/>), for a recycled stream; storage that stayed small is kept.</summary>
@@ -39,8 +54,9 @@ internal sealed class ReceiveBuffer
     {
         Limit = limit;
         _chunks.Recycle();
-        _received.ReleaseStorage();
+        _ahead?.ReleaseStorage();
         _readOffset = 0;
+        _contiguousEnd = 0;
         _highestOffset = 0;
         _finalSize = -1;
         _discarding = false;
@@ -61,19 +77,22 @@ internal sealed class ReceiveBuffer
     public bool IsFinalSizeKnown => _finalSize >= 0;
 
     /// <summary>Bytes readable right now (contiguous from <see cref="ReadOffset"/>).</summary>
-    public long ReadableBytes => ContiguousEnd() - _readOffset;
+    public long ReadableBytes => _contiguousEnd - _readOffset;
 
     /// <summary>Bytes stored: received, not yet read (never more than Limit - ReadOffset).</summary>
-    public long BufferedBytes => _received.TotalLength;
+    public long BufferedBytes => _contiguousEnd - _readOffset + (_ahead?.TotalLength ?? 0);
 
     /// <summary>Bytes currently rented from the pool.</summary>
     public long AllocatedBytes => _chunks.AllocatedBytes;
 
     /// <summary>Number of disjoint received ranges ahead of the read offset.</summary>
-    public int FragmentCount => _received.Count;
+    public int FragmentCount => (_contiguousEnd > _readOffset ? 1 : 0) + (_ahead?.Count ?? 0);
+
+    /// <summary>Whether ranges ahead of a gap are held (out-of-order data).</summary>
+    public bool HasDataAhead => _ahead is { IsEmpty: false };
 
     /// <summary>Every byte up to the final size has arrived (Data Recvd, RFC 9000 §3.2).</summary>
-    public bool IsAllDataReceived => _finalSize >= 0 && (_discarding || ContiguousEnd() == _finalSize);
+    public bool IsAllDataReceived => _finalSize >= 0 && (_discarding || _contiguousEnd == _finalSize);
 
     /// <summary>The application read everything up to the final size: FIN delivered.</summary>
     public bool IsFinished => _finalSize >= 0 && _readOffset == _finalSize;
@@ -152,26 +171,29 @@ internal sealed class ReceiveBuffer
 
         long end = offset + data.Length;
         long start = Math.Max(offset, _readOffset);
-        if (!_discarding && end > start && !_received.ContainsRange(start, end))
+        if (!_discarding && end > start && end > _contiguousEnd && !(_ahead is { } held && held.ContainsRange(Math.Max(start, _contiguousEnd), end)))
         {
-            // Keep the existing copy of every byte: only fill the gaps of the received set inside [start, end).
-            long pos = start;
-            int i = _received.FirstEndingAfter(pos);
+            // Keep the existing copy of every byte: only fill the gaps of what is held inside [start, end) (everything
+            // below the contiguous end is held).
+            long pos = Math.Max(start, _contiguousEnd);
+            RangeSet? ahead = _ahead;
+            int count = ahead?.Count ?? 0;
+            int i = ahead?.FirstEndingAfter(pos) ?? 0;
             while (pos < end)
             {
-                if (i < _received.Count && _received.StartAt(i) <= pos)
+                if (i < count && ahead!.StartAt(i) <= pos)
                 {
-                    pos = _received.EndAt(i);
+                    pos = ahead.EndAt(i);
                     i++;
                     continue;
                 }
 
-                long gapEnd = i < _received.Count ? Math.Min(end, _received.StartAt(i)) : end;
+                long gapEnd = i < count ? Math.Min(end, ahead!.StartAt(i)) : end;
                 _chunks.Write(pos, data.Slice((int)(pos - offset), (int)(gapEnd - pos)));
                 pos = gapEnd;
             }
 
-            if (!_received.Add(start, end))
+            if (!TryAddHeld(start, end))
             {
                 reason = "stream data too fragmented";
                 return TransportErrorCode.InternalError;
@@ -186,6 +208,7 @@ internal sealed class ReceiveBuffer
         if (_discarding)
         {
             _readOffset = _highestOffset;
+            _contiguousEnd = _highestOffset;
         }
 
         if (fin)
@@ -221,7 +244,8 @@ internal sealed class ReceiveBuffer
     {
         _discarding = true;
         _readOffset = _highestOffset;
-        _received.ReleaseStorage();
+        _contiguousEnd = _highestOffset;
+        _ahead?.ReleaseStorage();
         _chunks.ReleaseStorage(_highestOffset);
     }
 
@@ -233,7 +257,7 @@ internal sealed class ReceiveBuffer
             return 0;
         }
 
-        long available = ContiguousEnd() - _readOffset;
+        long available = _contiguousEnd - _readOffset;
         int n = (int)Math.Min(available, destination.Length);
         if (n == 0)
         {
@@ -242,15 +266,15 @@ internal sealed class ReceiveBuffer
 
         _chunks.CopyTo(_readOffset, destination.Slice(0, n));
         _readOffset += n;
-        _received.RemoveBelow(_readOffset);
         if (_readOffset == _finalSize)
         {
-            // Read to the end: nothing more can arrive, so the range set's and the chunk ring's storage go too (a
-            // stream whose reading is over but whose sending is not, a request answered slowly, keeps none).
-            _received.ReleaseStorage();
+            // Read to the end: nothing more can arrive, so the chunks go, and the storage of a range set or a chunk
+            // ring that grew large (a stream whose reading is over but whose sending is not, a request answered slowly,
+            // keeps at most a one-chunk ring).
+            _ahead?.ReleaseStorage();
             _chunks.ReleaseStorage(_readOffset);
         }
-        else if (_received.IsEmpty)
+        else if (_readOffset == _contiguousEnd && !HasDataAhead)
         {
             // Nothing held ahead: return the partly-read chunk too, so an idle or finished stream holds no memory.
             _chunks.ReleaseAll(_readOffset);
@@ -263,6 +287,46 @@ internal sealed class ReceiveBuffer
         return n;
     }
 
-    private long ContiguousEnd()
-        => _received.Count > 0 && _received.StartAt(0) <= _readOffset ? _received.EndAt(0) : _readOffset;
+    /// <summary>
+    /// Records [start, end) (start at or above the read offset) as held, with the fragment bound of the whole (the
+    /// contiguous prefix counts as one range): false, nothing changed, when a new disjoint range would exceed it.
+    /// </summary>
+    private bool TryAddHeld(long start, long end)
+    {
+        RangeSet? ahead = _ahead;
+        int aheadCount = ahead?.Count ?? 0;
+        if (start <= _contiguousEnd)
+        {
+            // Extends the contiguous prefix, absorbing the ranges ahead it now reaches. Into an empty prefix that
+            // reaches none, it is a new range like any other.
+            if (_contiguousEnd == _readOffset && aheadCount >= _maxFragments && ahead!.StartAt(0) > end)
+            {
+                return false;
+            }
+
+            _contiguousEnd = end;
+            if (aheadCount > 0)
+            {
+                int next = ahead!.FirstEndingAfter(end);
+                if (next < aheadCount && ahead.StartAt(next) <= end)
+                {
+                    _contiguousEnd = ahead.EndAt(next);
+                }
+
+                ahead.RemoveBelow(_contiguousEnd);
+            }
+
+            return true;
+        }
+
+        // Ahead of a gap: a new range unless it touches one held ahead.
+        int first = ahead?.FirstEndingAfter(start - 1) ?? 0;
+        bool isNew = first == aheadCount || ahead!.StartAt(first) > end;
+        if (isNew && aheadCount + (_contiguousEnd > _readOffset ? 1 : 0) >= _maxFragments)
+        {
+            return false;
+        }
+
+        return (_ahead ??= new RangeSet(Math.Min(4, _maxFragments), _maxFragments)).Add(start, end);
+    }
 }

@@ -5,12 +5,19 @@ namespace System.Net.Quic.Managed.Streams;
 /// to <see cref="MaxBufferedBytes"/> unacknowledged bytes); the connection takes ranges to put in STREAM frames — lost
 /// ranges first, then new data within the flow-control limit — and reports each frame acknowledged or lost. Only the
 /// lost ranges are requeued; memory is released as the acknowledged prefix advances.
+/// <para>
+/// The acknowledged and lost range sets are created with their first range: acknowledgments that arrive in order only
+/// move the acknowledged prefix, so a stream never acknowledged out of order and never losing a frame holds neither.
+/// </para>
 /// </summary>
 internal sealed class SendBuffer
 {
-    private readonly StreamChunkBuffer _chunks;
-    private readonly RangeSet _acked;
-    private readonly RangeSet _lost;
+    // A mutable struct: used through the field only, never copied.
+    private StreamChunkBuffer _chunks;
+    // Acknowledged ranges above the prefix (out-of-order acknowledgments), and ranges to retransmit; null until used.
+    private RangeSet? _acked;
+    private RangeSet? _lost;
+    private readonly int _maxRanges;
     private long _writeOffset;
     private long _nextNewOffset;
     private long _ackedPrefix;
@@ -33,9 +40,13 @@ internal sealed class SendBuffer
         }
 
         MaxBufferedBytes = maxBufferedBytes;
+        if (maxRanges < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(maxRanges));
+        }
+
         _chunks = new StreamChunkBuffer(chunkSize, budget, sendSide: true);
-        _acked = new RangeSet(4, maxRanges);
-        _lost = new RangeSet(4, maxRanges);
+        _maxRanges = maxRanges;
     }
 
     /// <summary>As new (empty, from offset 0), for a recycled stream; storage that stayed small is kept.</summary>
@@ -43,8 +54,8 @@ internal sealed class SendBuffer
     {
         MaxBufferedBytes = maxBufferedBytes;
         _chunks.Recycle();
-        _acked.ReleaseStorage();
-        _lost.ReleaseStorage();
+        _acked?.ReleaseStorage();
+        _lost?.ReleaseStorage();
         _writeOffset = 0;
         _nextNewOffset = 0;
         _ackedPrefix = 0;
@@ -92,13 +103,13 @@ internal sealed class SendBuffer
     public bool IsAllDataAcked => _finRequested && _finAcked && _ackedPrefix == _writeOffset && !_reset;
 
     /// <summary>Lost bytes or a lost FIN wait for retransmission (not subject to flow control).</summary>
-    public bool HasRetransmission => !_reset && (!_lost.IsEmpty || _finLost);
+    public bool HasRetransmission => !_reset && (_lost is { IsEmpty: false } || _finLost);
 
     /// <summary>Bytes or a FIN never sent yet.</summary>
     public bool HasNewData => !_reset && (_nextNewOffset < _writeOffset || (_finRequested && !_finSent));
 
     /// <summary>Number of disjoint lost ranges awaiting retransmission.</summary>
-    public int LostRangeCount => _lost.Count;
+    public int LostRangeCount => _lost?.Count ?? 0;
 
     /// <summary>
     /// Appends application data; copies as much as fits under <see cref="MaxBufferedBytes"/> and returns the count.
@@ -153,10 +164,10 @@ internal sealed class SendBuffer
             return false;
         }
 
-        if (!_lost.IsEmpty)
+        if (_lost is { IsEmpty: false } lost)
         {
-            offset = _lost.StartAt(0);
-            long end = _lost.EndAt(0);
+            offset = lost.StartAt(0);
+            long end = lost.EndAt(0);
             length = end - offset;
             fin = _finRequested && end == _writeOffset && (_finLost || !_finSent);
             return true;
@@ -273,14 +284,29 @@ internal sealed class SendBuffer
         bool ok = true;
         if (end > offset)
         {
-            ok = _acked.Add(offset, end);
-            _lost.Remove(offset, end);
-            if (_acked.Count > 0 && _acked.StartAt(0) <= _ackedPrefix)
+            bool advanced = false;
+            if (offset == _ackedPrefix && (_acked is null || _acked.IsEmpty))
             {
-                _ackedPrefix = _acked.EndAt(0);
-                _acked.RemoveBelow(_ackedPrefix);
+                // In order: the prefix moves, no range to record.
+                _ackedPrefix = end;
+                advanced = true;
+            }
+            else
+            {
+                RangeSet acked = _acked ??= new RangeSet(Math.Min(4, _maxRanges), _maxRanges);
+                ok = acked.Add(offset, end);
+                if (acked.Count > 0 && acked.StartAt(0) <= _ackedPrefix)
+                {
+                    _ackedPrefix = acked.EndAt(0);
+                    acked.RemoveBelow(_ackedPrefix);
+                    advanced = true;
+                }
+            }
 
-                _lost.RemoveBelow(_ackedPrefix);
+            _lost?.Remove(offset, end);
+            if (advanced)
+            {
+                _lost?.RemoveBelow(_ackedPrefix);
                 if (_ackedPrefix == _writeOffset)
                 {
                     // Everything written is acknowledged: return the partly-used chunk too, so an idle stream holds no memory.
@@ -302,8 +328,8 @@ internal sealed class SendBuffer
         if (IsAllDataAcked)
         {
             // Everything, FIN included, acknowledged: the side is done; its sets' storage and chunk ring go too.
-            _acked.ReleaseStorage();
-            _lost.ReleaseStorage();
+            _acked?.ReleaseStorage();
+            _lost?.ReleaseStorage();
             _chunks.ReleaseStorage(_writeOffset);
         }
 
@@ -324,18 +350,20 @@ internal sealed class SendBuffer
         long end = Math.Min(offset + length, _nextNewOffset);
         long pos = Math.Max(offset, _ackedPrefix);
         bool ok = true;
-        int i = _acked.FirstEndingAfter(pos);
+        RangeSet? acked = _acked;
+        int count = acked?.Count ?? 0;
+        int i = acked?.FirstEndingAfter(pos) ?? 0;
         while (pos < end)
         {
-            if (i < _acked.Count && _acked.StartAt(i) <= pos)
+            if (i < count && acked!.StartAt(i) <= pos)
             {
-                pos = _acked.EndAt(i);
+                pos = acked.EndAt(i);
                 i++;
                 continue;
             }
 
-            long gapEnd = i < _acked.Count ? Math.Min(end, _acked.StartAt(i)) : end;
-            ok &= _lost.Add(pos, gapEnd);
+            long gapEnd = i < count ? Math.Min(end, acked!.StartAt(i)) : end;
+            ok &= (_lost ??= new RangeSet(Math.Min(4, _maxRanges), _maxRanges)).Add(pos, gapEnd);
             pos = gapEnd;
         }
 
@@ -351,8 +379,8 @@ internal sealed class SendBuffer
     public void Reset()
     {
         _reset = true;
-        _acked.ReleaseStorage();
-        _lost.ReleaseStorage();
+        _acked?.ReleaseStorage();
+        _lost?.ReleaseStorage();
         _finLost = false;
         _chunks.ReleaseStorage(_writeOffset);
     }
@@ -363,7 +391,7 @@ internal sealed class SendBuffer
         if (length > 0)
         {
             // Taken from the start of the first lost range, or new data: neither can split a range.
-            _lost.Remove(offset, end);
+            _lost?.Remove(offset, end);
         }
 
         if (end > _nextNewOffset)
@@ -380,12 +408,6 @@ internal sealed class SendBuffer
 
     private long AckedAbovePrefix()
     {
-        long total = 0;
-        for (int i = 0; i < _acked.Count; i++)
-        {
-            total += _acked.EndAt(i) - _acked.StartAt(i);
-        }
-
-        return total;
+        return _acked?.TotalLength ?? 0;
     }
 }

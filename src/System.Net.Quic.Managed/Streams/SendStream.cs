@@ -11,6 +11,8 @@ internal sealed class SendStream
     private readonly SendFlowCredit _credit;
     private readonly SendFlowCredit _connectionCredit;
     private bool _resetFramePending;
+    private bool _stopSendingReceived;
+    private ulong _stopSendingCode;
 
     public SendStream(long streamId, long peerMaxStreamData, SendFlowCredit connectionCredit, long maxBufferedBytes,
         int chunkSize = StreamChunkBuffer.DefaultChunkSize, ConnectionBufferBudget? budget = null)
@@ -29,8 +31,8 @@ internal sealed class SendStream
         StreamId = streamId;
         State = SendStreamState.Ready;
         ResetErrorCode = 0;
-        ResetFinalSize = 0;
-        StopSendingErrorCode = null;
+        _stopSendingReceived = false;
+        _stopSendingCode = 0;
         _resetFramePending = false;
         _credit.Reuse(peerMaxStreamData);
         _buffer.Reuse(maxBufferedBytes);
@@ -45,11 +47,14 @@ internal sealed class SendStream
     /// <summary>Application error code of the RESET_STREAM we send (valid in ResetSent/ResetRecvd).</summary>
     public ulong ResetErrorCode { get; private set; }
 
-    /// <summary>Final size carried in our RESET_STREAM: the credit consumed. RFC 9000 §4.5, §19.4.</summary>
-    public long ResetFinalSize { get; private set; }
+    /// <summary>
+    /// Final size carried in our RESET_STREAM: the credit consumed. RFC 9000 §4.5, §19.4. (Nothing is sent after the
+    /// reset, so the highest offset sent stays what it was then.)
+    /// </summary>
+    public long ResetFinalSize => State is SendStreamState.ResetSent or SendStreamState.ResetRecvd ? _buffer.MaxSentOffset : 0;
 
     /// <summary>Application error code from the peer's STOP_SENDING, or null.</summary>
-    public ulong? StopSendingErrorCode { get; private set; }
+    public ulong? StopSendingErrorCode => _stopSendingReceived ? _stopSendingCode : null;
 
     /// <summary>Data Recvd or Reset Recvd: nothing more will ever be sent. RFC 9000 §3.1.</summary>
     public bool IsTerminal => State is SendStreamState.DataRecvd or SendStreamState.ResetRecvd;
@@ -82,7 +87,6 @@ internal sealed class SendStream
         }
 
         ResetErrorCode = applicationErrorCode;
-        ResetFinalSize = _buffer.MaxSentOffset;
         _buffer.Reset();
         _resetFramePending = true;
         State = SendStreamState.ResetSent;
@@ -95,7 +99,12 @@ internal sealed class SendStream
     /// </summary>
     public bool OnStopSending(ulong applicationErrorCode)
     {
-        StopSendingErrorCode ??= applicationErrorCode;
+        if (!_stopSendingReceived)
+        {
+            _stopSendingReceived = true;
+            _stopSendingCode = applicationErrorCode;
+        }
+
         if (State == SendStreamState.DataSent && _buffer.IsAllDataAcked)
         {
             return false;

@@ -5,8 +5,12 @@ namespace System.Net.Quic.Managed.Streams;
 /// <see cref="StreamChunkPool"/>. A chunk is rented when first written and returned once everything before its end
 /// is released, so memory tracks the live window of the stream, not its history. The slot ring grows (doubling) only
 /// when the live window spans more chunks than ever before.
+/// <para>
+/// A mutable struct, held in a field of its owner (a send or receive buffer), never copied: each stream side carries
+/// its fields inline instead of a separate object.
+/// </para>
 /// </summary>
-internal sealed class StreamChunkBuffer
+internal struct StreamChunkBuffer
 {
     public const int DefaultChunkSize = 4096;
 
@@ -195,7 +199,8 @@ internal sealed class StreamChunkBuffer
             throw new InvalidOperationException("stream window too large");
         }
 
-        int size = Math.Max(Math.Max((int)needed, 4), _ring.Length * 2);
+        // From one slot: most streams never span more than one chunk (a request, a small answer, a tiny window).
+        int size = Math.Max((int)needed, _ring.Length * 2);
         var ring = new byte[]?[size];
         for (int i = 0; i < _ring.Length; i++)
         {

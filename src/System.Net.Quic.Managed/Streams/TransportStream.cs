@@ -60,7 +60,14 @@ internal sealed class TransportStream
     /// RFC 9218-model urgency, 0 (most urgent) to 7; local only (never signalled). Changed through
     /// <see cref="StreamTable.SetPriority"/> so a queued stream moves to its new level.
     /// </summary>
-    public int Urgency { get; internal set; } = StreamTable.DefaultUrgency;
+    public int Urgency
+    {
+        get => _urgency;
+        internal set => _urgency = (byte)value;
+    }
+
+    // A byte (0..7 fits): it packs with the flags, a smaller object per stream.
+    private byte _urgency = StreamTable.DefaultUrgency;
 
     /// <summary>Incremental streams of one urgency share the pipe round-robin; non-incremental ones go one at a time in id order.</summary>
     public bool Incremental { get; internal set; } = StreamTable.DefaultIncremental;
