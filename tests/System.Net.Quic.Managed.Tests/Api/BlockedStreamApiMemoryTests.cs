@@ -1,5 +1,4 @@
 using static System.Net.Quic.Managed.Tests.Api.QuicApiTestEnvironment;
-using System.Net.Quic.Managed.Streams;
 using System.Net.Quic.Managed.Tests.Streams;
 using Xunit.Abstractions;
 
@@ -101,25 +100,14 @@ public class BlockedStreamApiMemoryTests(ITestOutputHelper output)
     /// </summary>
     private static async Task<long> SettledHeapAsync(CancellationToken cancellationToken)
     {
-        long last = MeasureHeap();
+        long last = HeapMeasurement.LiveBytes();
         for (int i = 0; i < 40; i++)
         {
             await Task.Delay(500, cancellationToken);
-            long now = MeasureHeap();
+            long now = HeapMeasurement.LiveBytes();
             if (Math.Abs(now - last) < 64 * 1024) return now;
             last = now;
         }
         return last;
-    }
-
-    private static long MeasureHeap()
-    {
-        for (int i = 0; i < 2; i++)
-        {
-            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
-            GC.WaitForPendingFinalizers();
-            StreamChunkPool.Trim();
-        }
-        return GC.GetTotalMemory(forceFullCollection: true);
     }
 }

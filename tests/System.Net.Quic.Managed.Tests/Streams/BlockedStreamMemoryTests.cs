@@ -28,7 +28,7 @@ public class BlockedStreamMemoryTests(ITestOutputHelper output)
         using QuicPair pair = SendBudgetTests.SlowReaderPair(streamCount);
         Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
         byte[] chunk = new byte[64 * 1024];
-        long before = MeasureHeap();
+        long before = HeapMeasurement.LiveBytes();
 
         var requests = new Queue<long>();
         for (int i = 0; i < streamCount; i++)
@@ -50,7 +50,7 @@ public class BlockedStreamMemoryTests(ITestOutputHelper output)
             }
         }
         Assert.Equal(streamCount, written.Count);
-        long after = MeasureHeap();
+        long after = HeapMeasurement.LiveBytes();
         long chunks = server.BufferBudget.ChunkBytes + client.BufferBudget.ChunkBytes;
         long perStream = (after - before - chunks) / streamCount;
         output.WriteLine($"heap +{after - before} B for {streamCount} streams on both ends; chunks held: server {server.BufferBudget.ChunkBytes} (send {server.BufferBudget.SendHeldBytes}, budget {server.BufferBudget.SendLimitBytes}, cwnd {server.CongestionController.CongestionWindow}), client {client.BufferBudget.ChunkBytes}; the rest {perStream} B per stream (both ends)");
@@ -64,7 +64,17 @@ public class BlockedStreamMemoryTests(ITestOutputHelper output)
         Assert.InRange(client.BufferBudget.ChunkBytes, 1, 256 * 1024 * 3);
     }
 
-    private static long MeasureHeap()
+}
+
+/// <summary>Tests that measure the process's live heap: they run alone.</summary>
+[CollectionDefinition(nameof(HeapMeasurementCollection), DisableParallelization = true)]
+public sealed class HeapMeasurementCollection;
+
+/// <summary>The live managed heap of the process, for the tests of <see cref="HeapMeasurementCollection"/>.</summary>
+internal static class HeapMeasurement
+{
+    /// <summary>After full compacting collections, with the pooled stream chunks given back: the bytes still live.</summary>
+    public static long LiveBytes()
     {
         for (int i = 0; i < 2; i++)
         {
@@ -75,7 +85,3 @@ public class BlockedStreamMemoryTests(ITestOutputHelper output)
         return GC.GetTotalMemory(forceFullCollection: true);
     }
 }
-
-/// <summary>Tests that measure the process's live heap: they run alone.</summary>
-[CollectionDefinition(nameof(HeapMeasurementCollection), DisableParallelization = true)]
-public sealed class HeapMeasurementCollection;
