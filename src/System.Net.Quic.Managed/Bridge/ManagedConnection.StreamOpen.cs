@@ -47,7 +47,7 @@ internal sealed partial class ManagedConnection
                 if (id >= 0)
                 {
                     _openingOnCaller[kind]++;
-                    opened = new ManagedStream(this, id, type, canRead: !unidirectional, canWrite: true);
+                    opened = new ManagedStream(this, id, canRead: !unidirectional, canWrite: true);
                     // Posted inside the lock: a later open of this type is queued after this one.
                     _host.Post(new DriverCall(
                         static (state, _) => ((ManagedStream)state).Connection.RegisterOpenedOnDriver((ManagedStream)state),
@@ -155,7 +155,7 @@ internal sealed partial class ManagedConnection
         }
         request.Opened = true;
         OpenLeftDriver(request);
-        var stream = new ManagedStream(this, id, request.Type, canRead: !unidirectional, canWrite: true);
+        var stream = new ManagedStream(this, id, canRead: !unidirectional, canWrite: true);
         _streams[id] = stream;
         if (!request.Complete(new QuicStream(stream)))
         {

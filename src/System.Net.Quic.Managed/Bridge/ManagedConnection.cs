@@ -345,7 +345,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
             case ConnectionEventKind.StreamOpened:
             {
                 bool unidirectional = (e.StreamId & 2) != 0;
-                var stream = new ManagedStream(this, e.StreamId, unidirectional ? QuicStreamType.Unidirectional : QuicStreamType.Bidirectional, canRead: true, canWrite: !unidirectional);
+                var stream = new ManagedStream(this, e.StreamId, canRead: true, canWrite: !unidirectional);
                 _streams[e.StreamId] = stream;
                 // What arrived with the opening frames moves into the stream's buffer before the application sees the
                 // stream (its StreamReadable event comes later in this batch): the first ReadAsync then completes

@@ -131,11 +131,10 @@ internal sealed class ManagedStream : QuicStreamImpl
     /// </summary>
     public const int AdmittedBytes = 64 * 1024;
 
-    public ManagedStream(ManagedConnection connection, long id, QuicStreamType type, bool canRead, bool canWrite)
+    public ManagedStream(ManagedConnection connection, long id, bool canRead, bool canWrite)
     {
         _connection = connection;
         Id = id;
-        System.Diagnostics.Debug.Assert(type == (Streams.StreamId.IsUnidirectional(id) ? QuicStreamType.Unidirectional : QuicStreamType.Bidirectional));
         _canReadDirection = canRead;
         _canWriteDirection = canWrite;
         if (!canRead) _readState = ReadState.Finished;

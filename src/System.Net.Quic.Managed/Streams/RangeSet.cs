@@ -26,6 +26,9 @@ internal sealed class RangeSet
         MaxCount = maxCount;
     }
 
+    /// <summary>A set of at most <paramref name="maxCount"/> ranges whose storage starts at four ranges (fewer if the bound is lower).</summary>
+    public static RangeSet Bounded(int maxCount) => new(Math.Min(4, maxCount), maxCount);
+
     /// <summary>Number of disjoint ranges.</summary>
     public int Count => _count;
 

@@ -327,6 +327,6 @@ internal sealed class ReceiveBuffer
             return false;
         }
 
-        return (_ahead ??= new RangeSet(Math.Min(4, _maxFragments), _maxFragments)).Add(start, end);
+        return (_ahead ??= RangeSet.Bounded(_maxFragments)).Add(start, end);
     }
 }

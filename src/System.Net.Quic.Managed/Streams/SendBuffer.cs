@@ -293,7 +293,7 @@ internal sealed class SendBuffer
             }
             else
             {
-                RangeSet acked = _acked ??= new RangeSet(Math.Min(4, _maxRanges), _maxRanges);
+                RangeSet acked = _acked ??= RangeSet.Bounded(_maxRanges);
                 ok = acked.Add(offset, end);
                 if (acked.Count > 0 && acked.StartAt(0) <= _ackedPrefix)
                 {
@@ -363,7 +363,7 @@ internal sealed class SendBuffer
             }
 
             long gapEnd = i < count ? Math.Min(end, acked!.StartAt(i)) : end;
-            ok &= (_lost ??= new RangeSet(Math.Min(4, _maxRanges), _maxRanges)).Add(pos, gapEnd);
+            ok &= (_lost ??= RangeSet.Bounded(_maxRanges)).Add(pos, gapEnd);
             pos = gapEnd;
         }
 
