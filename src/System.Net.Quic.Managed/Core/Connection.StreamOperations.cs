@@ -42,6 +42,7 @@ internal sealed partial class Connection
         // learns why from GetStopSendingCode / IsStreamWriteComplete. Peer-driven states must never throw here.
         if (stream.Send.State is not (SendStreamState.Ready or SendStreamState.Send) || stream.Send.Buffer.IsFinRequested) return 0;
         ConnectionBufferBudget budget = _streams.BufferBudget;
+        _streams.ApplySendBufferLimit(stream.Send);
         long room = BudgetRoom(stream.Send, out long streamCredit);
         ReadOnlySpan<byte> taken = data;
         if (room < data.Length)
@@ -70,9 +71,11 @@ internal sealed partial class Connection
 
     /// <summary>Bytes the stream's send side accepts now (0 when full, reset, or finished).</summary>
     public long GetWritableBytes(long streamId)
-        => _streams.TryGetStream(streamId, out TransportStream? stream) && stream.Send is not null
-            ? Math.Min(stream.Send.WritableBytes, BudgetRoom(stream.Send, out _))
-            : 0;
+    {
+        if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Send is null) return 0;
+        _streams.ApplySendBufferLimit(stream.Send);
+        return Math.Min(stream.Send.WritableBytes, BudgetRoom(stream.Send, out _));
+    }
 
     /// <summary>The connection's stream buffering: send budget and pooled chunks.</summary>
     internal ConnectionBufferBudget BufferBudget => _streams.BufferBudget;
@@ -87,6 +90,7 @@ internal sealed partial class Connection
         ConnectionBufferBudget budget = _streams.BufferBudget;
         long flowWindow = FlowWindow();
         budget.OnCongestionWindow(_recovery.CongestionController.CongestionWindow, flowWindow);
+        budget.OnPathEstimate(_recovery.CongestionController.BytesInFlight, _recovery.Rtt.MinRttUs, _recovery.Rtt.SmoothedRttUs);
         if (!budget.HasWaiters) return;
         long room = budget.WakeRoom(flowWindow);
         while (budget.TryTakeWaiter(ref room, WakeQuantumBytes, out long streamId)) Emit(ConnectionEventKind.StreamWritable, streamId);

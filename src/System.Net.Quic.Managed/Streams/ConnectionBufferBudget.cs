@@ -85,6 +85,24 @@ internal sealed class ConnectionBufferBudget
         }
     }
 
+    /// <summary>
+    /// The most one stream's send buffer may hold beyond its fixed bound (<see cref="StreamTableOptions.MaxSendBufferPerStream"/>):
+    /// twice the path's bandwidth-delay product, at most the budget. The product is estimated from the bytes in flight
+    /// scaled by the minimum over the smoothed round-trip time (the delivery rate, in flight / smoothed RTT, times the
+    /// round trip without queues). A single stream on a long fat path (1 Gbit/s over 100 ms needs 12.5 MB in flight)
+    /// then fills it instead of sending one fixed buffer per round trip, while on a path whose round trip is mostly
+    /// queueing (loopback: tens of microseconds without queues) the fixed bound stays in force and no deeper queue is built.
+    /// </summary>
+    public long StreamPathLimitBytes { get; private set; }
+
+    /// <summary>The path's estimates after acknowledgments: sets <see cref="StreamPathLimitBytes"/>.</summary>
+    public void OnPathEstimate(long bytesInFlight, long minRttUs, long smoothedRttUs)
+    {
+        if (minRttUs <= 0 || smoothedRttUs <= 0) return;
+        long bdp = (long)((double)bytesInFlight * Math.Min(minRttUs, smoothedRttUs) / smoothedRttUs);
+        StreamPathLimitBytes = Math.Min(2 * bdp, Limit);
+    }
+
     /// <summary>The budget in force: <see cref="SendLimitBytes"/>, or the minimum while the listener's budget is exceeded.</summary>
     private long Limit => _endpoint is { IsExceeded: true } ? _minimumSendBytes : SendLimitBytes;
 

@@ -55,6 +55,13 @@ internal sealed class StreamTable
     /// <summary>What the streams buffer: held send bytes against the connection's send budget, and pooled chunks.</summary>
     public ConnectionBufferBudget BufferBudget { get; }
 
+    /// <summary>
+    /// Sets <paramref name="send"/>'s bound on bytes held before the application's bytes go in: the fixed per-stream
+    /// bound, or twice the path's bandwidth-delay product where that is more (<see cref="ConnectionBufferBudget.StreamPathLimitBytes"/>).
+    /// </summary>
+    public void ApplySendBufferLimit(SendStream send)
+        => send.Buffer.MaxBufferedBytes = Math.Max(_options.MaxSendBufferPerStream, BufferBudget.StreamPathLimitBytes);
+
     public bool IsServer { get; }
 
     /// <summary>MAX_DATA we advertise and the data the peer sent on all streams.</summary>

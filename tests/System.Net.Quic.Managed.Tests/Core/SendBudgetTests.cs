@@ -41,6 +41,21 @@ public class SendBudgetTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void StreamPathLimitIsTwiceTheBytesInFlightLessTheirQueueAtMostTheBudget()
+    {
+        var budget = new ConnectionBufferBudget();
+        budget.OnPathEstimate(1 << 20, minRttUs: 0, smoothedRttUs: 100); // no round trip measured yet: nothing
+        Assert.Equal(0, budget.StreamPathLimitBytes);
+        budget.OnCongestionWindow(4 << 20);
+        budget.OnPathEstimate(4 << 20, minRttUs: 100_000, smoothedRttUs: 100_000); // no queue: twice what is in flight
+        Assert.Equal(8 << 20, budget.StreamPathLimitBytes);
+        budget.OnPathEstimate(4 << 20, minRttUs: 50, smoothedRttUs: 500); // nine tenths of the round trip is queueing
+        Assert.Equal(2 * (4 << 20) / 10, budget.StreamPathLimitBytes);
+        budget.OnPathEstimate(1L << 30, minRttUs: 100_000, smoothedRttUs: 100_000); // at most the budget
+        Assert.Equal(budget.SendLimitBytes, budget.StreamPathLimitBytes);
+    }
+
+    [Fact]
     public void RoomIsTheBudgetOrTwiceItForBytesThatCanLeaveNow()
     {
         var budget = new ConnectionBufferBudget();
@@ -209,6 +224,38 @@ public class SendBudgetTests(ITestOutputHelper output)
         Assert.True(client.BufferBudget.SendLimitBytes > 2 * client.CongestionController.CongestionWindow || client.BufferBudget.SendLimitBytes == ConnectionBufferBudget.MaximumSendBytes);
         Assert.True(client.BufferBudget.SendLimitBytes > ConnectionBufferBudget.MinimumSendBytes);
         Assert.Equal(0, client.BufferBudget.SendHeldBytes);
+    }
+
+    /// <summary>
+    /// One stream on a long fat path (1 Gbit/s, 100 ms round trip: 12.5 MB in flight to fill it) is not held to a fixed
+    /// per-stream buffer: the stream's bound follows the connection's budget, so the transfer reaches several times the
+    /// 1 MiB per round trip (84 Mbit/s) a fixed 1 MiB per stream would allow.
+    /// </summary>
+    [Fact]
+    public void OneStreamOnALongFatPathIsNotHeldToTheFixedPerStreamBuffer()
+    {
+        var link = new LinkConditions { DelayUs = 50_000, BandwidthBitsPerSecond = 1_000_000_000, QueueLimitBytes = 16 << 20 };
+        var streams = new StreamTableOptions
+        {
+            InitialMaxData = 1 << 20, MaxConnectionReceiveWindow = 64 << 20,
+            InitialMaxStreamDataBidiLocal = 256 * 1024, InitialMaxStreamDataBidiRemote = 256 * 1024, InitialMaxStreamDataUni = 256 * 1024,
+            MaxStreamReceiveWindow = 64 << 20,
+        };
+        using var pair = new QuicPair(seed: 32, link, configure: p =>
+        {
+            p.ClientOptions = new ConnectionOptions { Random = p.ClientOptions.Random, Name = "client", Streams = streams };
+            p.ServerOptions = new ConnectionOptions { Random = p.ServerOptions.Random, Name = "server", Streams = streams };
+        });
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        const long total = 96L << 20;
+        var transfer = new StreamTransfer(pair, client, server, total, readLimitPerStep: int.MaxValue);
+        transfer.Run(60_000_000);
+        Assert.False(transfer.Corrupted);
+        Assert.True(transfer.ReceivedFin);
+        double mbit = total * 8.0 / (transfer.EndUs - transfer.StartUs);
+        output.WriteLine($"{mbit:F0} Mbit/s over {(transfer.EndUs - transfer.StartUs) / 1000} ms; cwnd {client.CongestionController.CongestionWindow}, budget {client.BufferBudget.SendLimitBytes}");
+        Assert.True(mbit > 4 * 84, $"{mbit:F0} Mbit/s");
     }
 
     /// <summary>
