@@ -189,37 +189,14 @@ internal sealed class ManagedStream : QuicStreamImpl
             return ValueTask.FromException<int>(new OperationCanceledException(cancellationToken)); // exactly this type, as msquic's
         }
         if (Interlocked.Exchange(ref _readInProgress, 1) != 0) throw new InvalidOperationException("A read is already in progress on this stream.");
-        int n = 0;
-        Exception? failure = null;
-        bool finished = false;
-        bool faultReads = false;
+        int n;
+        Exception? failure;
+        bool finished;
+        bool faultReads;
         bool report;
         lock (this)
         {
-            if (_readState is ReadState.Aborted or ReadState.Reset)
-            {
-                failure = CreateReadFailure();
-            }
-            else if (_received is { IsEmpty: false } received)
-            {
-                // Buffered data: completes synchronously (a zero-byte read only learns that data is there).
-                n = received.CopyTo(buffer.Span);
-                _unreportedCredit += ConsumedCredit(n);
-                finished = received.IsEmpty && _readState == ReadState.FinReceived;
-                if (finished) FinishReads();
-            }
-            else if (_readState is ReadState.FinReceived or ReadState.Finished)
-            {
-                finished = _readState == ReadState.FinReceived;
-                FinishReads();
-            }
-            else if (_readState == ReadState.ConnectionEnded)
-            {
-                failure = _connectionFailure!;
-                faultReads = true;
-                DropReceived();
-            }
-            else
+            if (!TryReadNow(buffer.Span, out n, out failure, out finished, out faultReads))
             {
                 // Nothing buffered: wait for the driver (data, FIN, reset, the connection's end, or cancellation).
                 StreamReadRequest request = _readRequest ??= new StreamReadRequest(this);
@@ -236,9 +213,82 @@ internal sealed class ManagedStream : QuicStreamImpl
         }
         if (report) PostCreditReport();
         Volatile.Write(ref _readInProgress, 0);
+        EndReadsIf(finished, faultReads, failure);
+        return failure is null ? new ValueTask<int>(n) : ValueTask.FromException<int>(failure);
+    }
+
+    /// <summary>
+    /// Under the lock: a read served from what is buffered, or its failure (a reset, an abort, the connection's end
+    /// once nothing is left); false when it has to wait.
+    /// </summary>
+    private bool TryReadNow(Span<byte> buffer, out int n, out Exception? failure, out bool finished, out bool faultReads)
+    {
+        n = 0;
+        failure = null;
+        finished = false;
+        faultReads = false;
+        if (_readState is ReadState.Aborted or ReadState.Reset)
+        {
+            failure = CreateReadFailure();
+        }
+        else if (_received is { IsEmpty: false } received)
+        {
+            // Buffered data: completes synchronously (a zero-byte read only learns that data is there).
+            n = received.CopyTo(buffer);
+            _unreportedCredit += ConsumedCredit(n);
+            finished = received.IsEmpty && _readState == ReadState.FinReceived;
+            if (finished) FinishReads();
+        }
+        else if (_readState is ReadState.FinReceived or ReadState.Finished)
+        {
+            finished = _readState == ReadState.FinReceived;
+            FinishReads();
+        }
+        else if (_readState == ReadState.ConnectionEnded)
+        {
+            failure = _connectionFailure!;
+            faultReads = true;
+            DropReceived();
+        }
+        else
+        {
+            return false;
+        }
+        return true;
+    }
+
+    private void EndReadsIf(bool finished, bool faultReads, Exception? failure)
+    {
         if (finished) _readsClosed.TrySetResult();
         if (faultReads) _readsClosed.TrySetException(failure!);
-        return failure is null ? new ValueTask<int>(n) : ValueTask.FromException<int>(failure);
+    }
+
+    /// <summary>
+    /// App thread, as a waiting read's result is taken: the driver completed it once data was buffered
+    /// (<see cref="StreamReadRequest.CompleteWithBufferedData"/>), and the copy into the application's buffer happens
+    /// here, on the reader's thread, not on the driver's.
+    /// </summary>
+    public int ReadBufferedForCompletedRead(Memory<byte> buffer)
+    {
+        int n;
+        Exception? failure;
+        bool finished;
+        bool faultReads;
+        bool report;
+        lock (this)
+        {
+            // Only this read drains the buffer, and a reset, abort or the connection's end sets the state that fails it:
+            // data the driver found is still here.
+            if (!TryReadNow(buffer.Span, out n, out failure, out finished, out faultReads))
+            {
+                failure = QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.");
+            }
+            report = TakeCreditReport(flush: finished);
+        }
+        if (report) PostCreditReport();
+        EndReadsIf(finished, faultReads, failure);
+        if (failure is not null) throw failure;
+        return n;
     }
 
     /// <summary>Under the lock: FinReceived (or Finished) -> Finished; the buffer and the reusable read go.</summary>
@@ -324,13 +374,13 @@ internal sealed class ManagedStream : QuicStreamImpl
 
     /// <summary>
     /// Driver thread: data, FIN or a reset arrived. Everything readable moves from the core into the stream's buffer
-    /// (straight into a waiting read's buffer first), keeping its flow-control credit until the application consumed
-    /// it; a waiting read completes.
+    /// (whole chunks without a copy), keeping its flow-control credit until the application consumed it; a waiting read
+    /// completes and copies the bytes on the reader's thread.
     /// </summary>
     public void OnReadable()
     {
         StreamReadRequest? completed = null;
-        int completedBytes = 0;
+        bool completeBuffered = false;
         bool reset = false;
         bool finished = false;
         ulong code = 0;
@@ -343,16 +393,12 @@ internal sealed class ManagedStream : QuicStreamImpl
             release = _unreportedCredit; // reported here, on the way: no separate wake-up for it
             _unreportedCredit = 0;
             bool fin = false;
-            if (_waiter is { } waiter && !waiter.Buffer.IsEmpty)
+            // Whole chunks of the core's buffer come over without a copy; the reader copies them on its own thread.
+            while (!fin && Core.TryTakeStreamChunk(Id, out byte[]? chunk, out int start, out int length, out fin))
             {
-                completedBytes = Core.ReadStream(Id, waiter.Buffer.Span, holdCredit: true, out fin, out reset, out code);
-                if (completedBytes > 0 || fin)
-                {
-                    _waiter = null;
-                    completed = waiter;
-                    release += completedBytes; // consumed at once
-                }
+                (_received ??= new StreamReceiveQueue()).AppendTaken(chunk!, start, length);
             }
+            // The bytes of a chunk still being filled are copied (and the FIN or a reset is learnt).
             while (!fin && !reset)
             {
                 long readable = Core.GetReadableBytes(Id);
@@ -368,7 +414,7 @@ internal sealed class ManagedStream : QuicStreamImpl
                 DropReceived();
                 _admitted = 0;
                 release = 0; // the core released everything held
-                if (completed is null && _waiter is { } w)
+                if (_waiter is { } w)
                 {
                     _waiter = null;
                     completed = w;
@@ -377,13 +423,13 @@ internal sealed class ManagedStream : QuicStreamImpl
             else
             {
                 if (fin) _readState = ReadState.FinReceived;
-                if (completed is null && _waiter is { } w && (!ReceivedIsEmpty || fin))
+                if (_waiter is { } w && (!ReceivedIsEmpty || fin))
                 {
-                    // A zero-byte read (or one that got nothing directly): serve it from the buffer.
+                    // The read completes; it takes the bytes on its own thread as its result is taken. A zero-byte read
+                    // only learns that data is there.
                     _waiter = null;
                     completed = w;
-                    completedBytes = _received?.CopyTo(w.Buffer.Span) ?? 0;
-                    release += ConsumedCredit(completedBytes);
+                    completeBuffered = !ReceivedIsEmpty && !w.Buffer.IsEmpty;
                 }
                 release += AdmitArrivals();
                 // The end is known once everything was consumed, even if nobody reads now (ReadsClosed completes).
@@ -404,7 +450,8 @@ internal sealed class ManagedStream : QuicStreamImpl
             return;
         }
         if (finished) _readsClosed.TrySetResult();
-        completed?.Complete(completedBytes);
+        if (completeBuffered) completed!.CompleteWithBufferedData();
+        else completed?.Complete(0);
     }
 
     /// <summary>Any thread: a pending read's token was cancelled; like System.Net.Quic, the read side is aborted.</summary>

@@ -17,6 +17,10 @@ internal sealed class StreamReadRequest : IValueTaskSource<int>
     private ManualResetValueTaskSourceCore<int> _completion = new() { RunContinuationsAsynchronously = true };
     private CancellationTokenRegistration _registration;
 
+    // The result of a read completed with data buffered: the bytes are copied as the result is taken.
+    private const int BufferedData = -1;
+    private Memory<byte> _completedBuffer;
+
     public StreamReadRequest(ManagedStream stream) => _stream = stream;
 
     public Memory<byte> Buffer { get; private set; }
@@ -60,6 +64,18 @@ internal sealed class StreamReadRequest : IValueTaskSource<int>
         _completion.SetResult(bytes);
     }
 
+    /// <summary>
+    /// As <see cref="Complete"/>, once data is buffered: the bytes are copied into the read's buffer as its result is
+    /// taken (<see cref="GetResult"/>, on the reader's thread), not on the driver's thread that completes it.
+    /// </summary>
+    public void CompleteWithBufferedData()
+    {
+        _registration.Dispose();
+        _completedBuffer = Buffer;
+        Buffer = default;
+        _completion.SetResult(BufferedData);
+    }
+
     public void Fail(Exception exception)
     {
         _registration.Dispose();
@@ -71,7 +87,11 @@ internal sealed class StreamReadRequest : IValueTaskSource<int>
     {
         try
         {
-            return _completion.GetResult(token);
+            int result = _completion.GetResult(token);
+            if (result != BufferedData) return result;
+            Memory<byte> buffer = _completedBuffer;
+            _completedBuffer = default;
+            return _stream.ReadBufferedForCompletedRead(buffer);
         }
         finally
         {

@@ -1,19 +1,25 @@
 using System.Buffers;
+using System.Net.Quic.Managed.Streams;
 
 namespace System.Net.Quic.Managed.Bridge;
 
 /// <summary>
 /// A stream's received bytes between the driver thread (which moves them out of the core) and ReadAsync (which
-/// copies them out on the caller's thread), as System.Net.Quic's ReceiveBuffers: a FIFO of fixed-size chunks rented
-/// from <see cref="Chunks"/> and returned as soon as they are drained, except the last one, kept for the next
-/// data until <see cref="Clear"/> (the end of the read side): a stream read as fast as data comes reuses one chunk
-/// without pool traffic, and steady-state reads allocate nothing. A few bytes arriving at an empty queue (a request
-/// header, say) take a small array from ArrayPool.Shared instead of a chunk (until the stream once took a full chunk: a
-/// transfer keeps to chunks), so thousands of streams that each got a
-/// few bytes neither hold nor cycle a 16 KiB chunk each (the chunks' pool keeps what it was given back). Its size is
-/// bounded by the stream's receive
-/// window (the core's flow control: bytes here keep their credit until the application consumed them). Not
-/// thread-safe: the owner serializes access with its lock.
+/// copies them out on the caller's thread), as System.Net.Quic's ReceiveBuffers: a FIFO of array segments.
+/// <para>
+/// Whole chunks of the core's receive buffer (<see cref="StreamChunkPool"/> chunks, 4 KiB) come over without a copy
+/// (<see cref="AppendTaken"/>): the driver thread hands the array over and the reader's copy into its own buffer is
+/// the only one, on the reader's thread. When drained they go back to the list of the driver thread that took them
+/// (<see cref="StreamChunkPool.ReturnTo"/>), which rents them again for the next data. The bytes of a chunk the core
+/// is still filling are copied (<see cref="GetWriteSpan"/>, <see cref="Advance"/>) into chunks of this queue's own
+/// (16 KiB from <see cref="Chunks"/>; the last one is kept for the next data until <see cref="Clear"/>, the end of the
+/// read side, so a stream read as fast as data comes reuses it without pool traffic). A few bytes arriving at an empty
+/// queue (a request header, say) take a small array from ArrayPool.Shared instead of a chunk (until the stream once
+/// took a full chunk: a transfer keeps to chunks), so thousands of streams that each got a few bytes neither hold nor
+/// cycle a 16 KiB chunk each.
+/// </para>
+/// Its size is bounded by the stream's receive window (the core's flow control: bytes here keep their credit until
+/// the application consumed them). Not thread-safe: the owner serializes access with its lock.
 /// </summary>
 internal sealed class StreamReceiveQueue
 {
@@ -23,21 +29,35 @@ internal sealed class StreamReceiveQueue
     public const int SmallArrivalBytes = 2048;
 
     /// <summary>
-    /// The chunks' own pool. They are rented on the driver thread and returned on the reader's, a pattern
-    /// ArrayPool.Shared (per-thread and per-core caches of a few arrays) answers by allocating a new chunk now and then
-    /// (QuicPerf's bulk download allocated 0.5-4 KB per MiB that way); one pool shared by all threads does not. It keeps
-    /// up to 1,024 chunks (16 MiB, one default stream window: a reader that falls a window behind returns that many).
+    /// The queue's own chunks' pool. They are rented on the driver thread and returned on the reader's, a pattern
+    /// ArrayPool.Shared (per-thread and per-core caches of a few arrays) answers by allocating a new chunk now and then;
+    /// one pool shared by all threads does not. It keeps up to 1,024 chunks (16 MiB, one default stream window).
     /// </summary>
     internal static readonly ArrayPool<byte> Chunks = ArrayPool<byte>.Create(ChunkSize, 1024);
 
-    // A ring of chunk references: _chunks[(_first + i) % length] for i in [0, _count).
-    private byte[]?[] _chunks = Array.Empty<byte[]?>();
+    private enum Owner : byte
+    {
+        Chunk,   // a 16 KiB chunk of Chunks
+        Small,   // a small array of ArrayPool.Shared
+        Taken,   // a chunk of the core's buffer, handed over by a driver thread (its list in _takenFrom)
+    }
+
+    private struct Segment
+    {
+        public byte[] Array;
+        public int Start;
+        public int End;
+        public Owner Owner;
+    }
+
+    // A ring of segments: _segments[(_first + i) % length] for i in [0, _count).
+    private Segment[] _segments = System.Array.Empty<Segment>();
     private byte[]? _spare;
+    // The list of the driver thread taken chunks go back to (one connection, one driver thread).
+    private object? _takenFrom;
     private bool _tookChunk;
     private int _first;
     private int _count;
-    private int _readOffset;  // in the first chunk
-    private int _writeOffset; // in the last chunk
 
     /// <summary>Bytes buffered.</summary>
     public long Length { get; private set; }
@@ -45,36 +65,56 @@ internal sealed class StreamReceiveQueue
     public bool IsEmpty => Length == 0;
 
     /// <summary>
-    /// Space to write into (at least one byte): the free end of the last chunk, or a new one. <paramref name="readable"/>
-    /// is what is about to arrive: up to <see cref="SmallArrivalBytes"/> into an empty queue with no spare chunk take
-    /// a small array, until the stream once needed a full chunk.
+    /// Driver thread: appends <paramref name="length"/> bytes at <paramref name="start"/> of a chunk taken out of the
+    /// core's buffer, without copying; the chunk is this queue's until drained, then goes back to the calling thread's
+    /// list.
+    /// </summary>
+    public void AppendTaken(byte[] chunk, int start, int length)
+    {
+        _takenFrom ??= StreamChunkPool.ThreadCache;
+        if (_count == _segments.Length) Grow();
+        _segments[(_first + _count) % _segments.Length] = new Segment { Array = chunk, Start = start, End = start + length, Owner = Owner.Taken };
+        _count++;
+        _tookChunk = true;
+        Length += length;
+    }
+
+    /// <summary>
+    /// Space to write into (at least one byte): the free end of the last segment when it is this queue's own, or a new
+    /// one. <paramref name="readable"/> is what is about to arrive: up to <see cref="SmallArrivalBytes"/> into an empty
+    /// queue with no spare chunk take a small array, until the stream once needed a full chunk.
     /// </summary>
     public Span<byte> GetWriteSpan(long readable = ChunkSize)
     {
-        if (_count == 0 || _writeOffset == _chunks[(_first + _count - 1) % _chunks.Length]!.Length)
+        if (_count > 0)
         {
-            if (_count == _chunks.Length) Grow();
-            byte[] next;
-            if (_spare is not null) next = _spare;
-            else if (_count == 0 && readable <= SmallArrivalBytes && !_tookChunk) next = ArrayPool<byte>.Shared.Rent((int)Math.Max(1, readable));
-            else
-            {
-                next = Chunks.Rent(ChunkSize);
-                _tookChunk = true; // a transfer: its later small arrivals take chunks too (no cross-thread small-array traffic)
-            }
-            _chunks[(_first + _count) % _chunks.Length] = next;
-            _spare = null;
-            _count++;
-            _writeOffset = 0;
+            ref Segment last = ref _segments[(_first + _count - 1) % _segments.Length];
+            if (last.Owner != Owner.Taken && last.End < last.Array.Length) return last.Array.AsSpan(last.End);
         }
-        byte[] last = _chunks[(_first + _count - 1) % _chunks.Length]!;
-        return last.AsSpan(_writeOffset, last.Length - _writeOffset);
+        if (_count == _segments.Length) Grow();
+        byte[] next;
+        Owner owner = Owner.Chunk;
+        if (_spare is not null) next = _spare;
+        else if (_count == 0 && readable <= SmallArrivalBytes && !_tookChunk)
+        {
+            next = ArrayPool<byte>.Shared.Rent((int)Math.Max(1, readable));
+            owner = Owner.Small;
+        }
+        else
+        {
+            next = Chunks.Rent(ChunkSize);
+            _tookChunk = true; // a transfer: its later small arrivals take chunks too (no cross-thread small-array traffic)
+        }
+        _spare = null;
+        _segments[(_first + _count) % _segments.Length] = new Segment { Array = next, Owner = owner };
+        _count++;
+        return next;
     }
 
     /// <summary><paramref name="bytes"/> were written into the span <see cref="GetWriteSpan"/> returned.</summary>
     public void Advance(int bytes)
     {
-        _writeOffset += bytes;
+        _segments[(_first + _count - 1) % _segments.Length].End += bytes;
         Length += bytes;
         if (Length == 0) Drop(); // a chunk taken for nothing goes back to the pool
     }
@@ -85,14 +125,14 @@ internal sealed class StreamReceiveQueue
         int copied = 0;
         while (copied < destination.Length && Length > 0)
         {
-            byte[] chunk = _chunks[_first]!;
-            int end = _count == 1 ? _writeOffset : chunk.Length;
-            int n = Math.Min(end - _readOffset, destination.Length - copied);
-            chunk.AsSpan(_readOffset, n).CopyTo(destination.Slice(copied));
+            ref Segment first = ref _segments[_first];
+            int n = Math.Min(first.End - first.Start, destination.Length - copied);
+            first.Array.AsSpan(first.Start, n).CopyTo(destination.Slice(copied));
             copied += n;
-            _readOffset += n;
+            first.Start += n;
             Length -= n;
-            if (_readOffset == end && (_count > 1 || Length == 0)) RemoveFirst();
+            // The last segment of this queue's own stays while it has room for the next data (unless all is drained).
+            if (first.Start == first.End && (_count > 1 || Length == 0 || first.Owner == Owner.Taken)) RemoveFirst();
         }
         return copied;
     }
@@ -113,28 +153,34 @@ internal sealed class StreamReceiveQueue
 
     private void RemoveFirst()
     {
-        byte[] chunk = _chunks[_first]!;
-        // A spare is kept only while more is queued (a transfer under way): an emptied queue holds no chunk, so the
-        // streams an application has read to the end, or thousands it keeps open, pin no receive memory.
-        if (chunk.Length != ChunkSize) ArrayPool<byte>.Shared.Return(chunk);
-        else if (_spare is null && _count > 1) _spare = chunk;
-        else Chunks.Return(chunk);
-        _chunks[_first] = null;
-        _first = (_first + 1) % _chunks.Length;
-        _count--;
-        _readOffset = 0;
-        if (_count == 0)
+        ref Segment first = ref _segments[_first];
+        byte[] array = first.Array;
+        switch (first.Owner)
         {
-            _first = 0;
-            _writeOffset = 0;
+            case Owner.Taken:
+                StreamChunkPool.ReturnTo(_takenFrom!, array);
+                break;
+            case Owner.Small:
+                ArrayPool<byte>.Shared.Return(array);
+                break;
+            default:
+                // A spare is kept only while more is queued (a transfer under way): an emptied queue holds no chunk, so
+                // the streams an application has read to the end, or thousands it keeps open, pin no receive memory.
+                if (_spare is null && _count > 1) _spare = array;
+                else Chunks.Return(array);
+                break;
         }
+        first = default;
+        _first = (_first + 1) % _segments.Length;
+        _count--;
+        if (_count == 0) _first = 0;
     }
 
     private void Grow()
     {
-        var larger = new byte[]?[Math.Max(4, _chunks.Length * 2)];
-        for (int i = 0; i < _count; i++) larger[i] = _chunks[(_first + i) % _chunks.Length];
-        _chunks = larger;
+        var larger = new Segment[Math.Max(4, _segments.Length * 2)];
+        for (int i = 0; i < _count; i++) larger[i] = _segments[(_first + i) % _segments.Length];
+        _segments = larger;
         _first = 0;
     }
 }

@@ -125,6 +125,25 @@ internal sealed partial class Connection
         return n;
     }
 
+    /// <summary>
+    /// As <see cref="ReadStream(long, Span{byte}, bool, out bool, out bool, out ulong)"/> with held credit, without a
+    /// copy: the whole chunk of the stream's receive buffer holding its next bytes, once all of them arrived
+    /// (<see cref="ReceiveBuffer.TryTakeChunk"/>). The caller owns the chunk. False when none can be taken; a read then
+    /// copies what is readable.
+    /// </summary>
+    public bool TryTakeStreamChunk(long streamId, out byte[]? chunk, out int start, out int length, out bool fin)
+    {
+        chunk = null;
+        start = length = 0;
+        fin = false;
+        if (!_streams.TryGetStream(streamId, out TransportStream? stream) || stream.Receive is null) return false;
+        if (!stream.Receive.TryTakeChunk(out chunk, out start, out length, out fin)) return false;
+        RequestService();
+        _streams.RefreshSendable(stream); // MAX_STREAM_DATA may be due
+        ReleaseIfClosed(stream);
+        return true;
+    }
+
     /// <summary>Contiguous bytes a read would return now.</summary>
     public long GetReadableBytes(long streamId)
         => _streams.TryGetStream(streamId, out TransportStream? stream) && stream.Receive is not null ? stream.Receive.Buffer.ReadableBytes : 0;

@@ -288,6 +288,41 @@ internal sealed class ReceiveBuffer
     }
 
     /// <summary>
+    /// Takes the chunk holding the read offset out of the buffer without copying, when every byte from the read offset
+    /// to the chunk's end has arrived (nothing is written below the contiguous end again): <paramref name="chunk"/>
+    /// holds <paramref name="length"/> readable bytes at <paramref name="start"/> and is the caller's (to give back to
+    /// <see cref="StreamChunkPool"/>). False when that chunk is still being filled, or nothing is readable.
+    /// </summary>
+    public bool TryTakeChunk(out byte[]? chunk, out int start, out int length)
+    {
+        chunk = null;
+        start = length = 0;
+        int size = _chunks.ChunkSize;
+        long chunkStart = _readOffset - (_readOffset % size);
+        long chunkEnd = chunkStart + size;
+        if (_discarding || chunkEnd > _contiguousEnd)
+        {
+            return false;
+        }
+
+        chunk = _chunks.TakeChunkAt(_readOffset);
+        start = (int)(_readOffset - chunkStart);
+        length = size - start;
+        _readOffset = chunkEnd;
+        if (_readOffset == _finalSize)
+        {
+            _ahead?.ReleaseStorage();
+            _chunks.ReleaseStorage(_readOffset);
+        }
+        else if (_readOffset == _contiguousEnd && !HasDataAhead)
+        {
+            _chunks.ReleaseAll(_readOffset);
+        }
+
+        return true;
+    }
+
+    /// <summary>
     /// Records [start, end) (start at or above the read offset) as held, with the fragment bound of the whole (the
     /// contiguous prefix counts as one range): false, nothing changed, when a new disjoint range would exceed it.
     /// </summary>

@@ -195,6 +195,33 @@ internal sealed class ReceiveStream
     }
 
     /// <summary>
+    /// As <see cref="Read(Span{byte}, out bool, out bool, bool)"/> with held credit, for a whole chunk taken without
+    /// copying (<see cref="ReceiveBuffer.TryTakeChunk"/>): false when none can be taken (or the stream was reset).
+    /// </summary>
+    public bool TryTakeChunk(out byte[]? chunk, out int start, out int length, out bool fin)
+    {
+        fin = false;
+        chunk = null;
+        start = length = 0;
+        if (State is ReceiveStreamState.ResetRecvd or ReceiveStreamState.ResetRead || !_buffer.TryTakeChunk(out chunk, out start, out length))
+        {
+            return false;
+        }
+
+        _heldCredit += length;
+        if (_buffer.IsFinished && !_buffer.IsDiscarding)
+        {
+            fin = true;
+            if (State == ReceiveStreamState.DataRecvd)
+            {
+                State = ReceiveStreamState.DataRead;
+            }
+        }
+
+        return true;
+    }
+
+    /// <summary>
     /// Application abandons reading (RFC 9000 §3.5): buffered and future data are discarded (their credit released)
     /// and STOP_SENDING is queued while the peer may still be sending (Recv / Size Known).
     /// </summary>

@@ -99,6 +99,28 @@ internal struct StreamChunkBuffer
         return array.AsSpan(within, Math.Min(maxLength, _chunkSize - within));
     }
 
+    /// <summary>
+    /// Takes the chunk holding <paramref name="offset"/> out of the buffer (it must be held) after releasing every chunk
+    /// below it: the caller owns the array (and gives it back to <see cref="StreamChunkPool"/>); the buffer starts at the
+    /// next chunk.
+    /// </summary>
+    public byte[] TakeChunkAt(long offset)
+    {
+        ReleaseBefore(offset);
+        long chunk = offset / _chunkSize;
+        if (chunk != _baseChunk || _ring.Length == 0 || _ring[_head] is not byte[] array)
+        {
+            throw new InvalidOperationException("offset not stored");
+        }
+
+        _ring[_head] = null;
+        _allocatedChunks--;
+        _budget?.OnChunksChanged(-_chunkSize, _sendSide);
+        _baseChunk++;
+        _head = _allocatedChunks == 0 ? 0 : (_head + 1) % _ring.Length;
+        return array;
+    }
+
     /// <summary>Returns to the pool every chunk lying entirely below <paramref name="offset"/>.</summary>
     public void ReleaseBefore(long offset)
     {

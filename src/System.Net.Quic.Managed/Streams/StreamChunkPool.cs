@@ -33,7 +33,7 @@ internal static class StreamChunkPool
     {
         if (size != StreamChunkBuffer.DefaultChunkSize) return ArrayPool<byte>.Shared.Rent(size);
         ChunkCache? cache = t_cache;
-        if (cache is not null && cache.Count > 0 && cache.TryEnter())
+        if (cache is not null && cache.Count > 0 && Enter(cache))
         {
             byte[]? chunk = cache.Count > 0 ? cache.Items[--cache.Count] : null;
             if (chunk is not null) cache.Items[cache.Count] = null;
@@ -56,6 +56,41 @@ internal static class StreamChunkPool
         if (!cache.TryEnter()) return;
         if (cache.Count < cache.Items.Length) cache.Items[cache.Count++] = chunk;
         cache.Exit();
+    }
+
+    /// <summary>
+    /// The calling thread's list, as a handle another thread gives chunks back to (<see cref="ReturnTo"/>): a chunk a
+    /// driver thread took out of a stream's receive buffer and handed to the application's reader goes back to that
+    /// driver's list when the reader drained it, not to the reader's thread, where no driver would rent it again.
+    /// </summary>
+    public static object ThreadCache => t_cache ?? CreateCache();
+
+    /// <summary>Any thread: gives <paramref name="chunk"/> back to the list <paramref name="threadCache"/> (<see cref="ThreadCache"/>).</summary>
+    public static void ReturnTo(object threadCache, byte[] chunk)
+    {
+        if (chunk.Length != StreamChunkBuffer.DefaultChunkSize)
+        {
+            ArrayPool<byte>.Shared.Return(chunk);
+            return;
+        }
+        var cache = (ChunkCache)threadCache;
+        // Beyond the bound, or while the trim holds the list, the chunk is left to the GC.
+        if (!Enter(cache)) return;
+        if (cache.Count < cache.Items.Length) cache.Items[cache.Count++] = chunk;
+        cache.Exit();
+    }
+
+    /// <summary>
+    /// Takes a list: its owner and a reader giving chunks back (<see cref="ReturnTo"/>) each hold it for a few
+    /// instructions, so a short wait gets it; the trim may hold it longer, and then the caller does without.
+    /// </summary>
+    private static bool Enter(ChunkCache cache)
+    {
+        for (int attempt = 0; attempt < 64; attempt++)
+        {
+            if (cache.TryEnter()) return true;
+        }
+        return false;
     }
 
     /// <summary>Chunks cached on all threads now (diagnostics and tests).</summary>

@@ -62,4 +62,54 @@ public class StreamReceiveQueueTests
         Assert.True(queue.IsEmpty);
         queue.Clear();
     }
+    [Fact]
+    public void TakenChunksAndCopiedBytesReadBackInTheirOrder()
+    {
+        var queue = new StreamReceiveQueue();
+        var expected = new byte[40_000];
+        new Random(11).NextBytes(expected);
+        int written = 0;
+        // Copied bytes, taken chunks (the first from its middle), copied bytes again, and taken chunks behind them.
+        Copy(1_000);
+        Take(96, 4_000);
+        Take(0, 4_096);
+        Copy(3_000);
+        Copy(20_000);
+        Take(0, 4_096);
+        Copy(expected.Length - written);
+        Assert.Equal(expected.Length, queue.Length);
+
+        var read = new byte[expected.Length];
+        int total = 0;
+        foreach (int size in new[] { 1, 999, 4_096, 7, 30_000, 10_000 })
+        {
+            total += queue.CopyTo(read.AsSpan(total, Math.Min(size, read.Length - total)));
+        }
+        Assert.Equal(expected.Length, total);
+        Assert.True(read.AsSpan().SequenceEqual(expected));
+        Assert.True(queue.IsEmpty);
+        queue.Clear();
+
+        void Copy(int count)
+        {
+            int done = 0;
+            while (done < count)
+            {
+                Span<byte> space = queue.GetWriteSpan(count - done);
+                int n = Math.Min(space.Length, count - done);
+                expected.AsSpan(written, n).CopyTo(space);
+                queue.Advance(n);
+                written += n;
+                done += n;
+            }
+        }
+
+        void Take(int start, int length)
+        {
+            byte[] chunk = new byte[start + length];
+            expected.AsSpan(written, length).CopyTo(chunk.AsSpan(start));
+            queue.AppendTaken(chunk, start, length);
+            written += length;
+        }
+    }
 }

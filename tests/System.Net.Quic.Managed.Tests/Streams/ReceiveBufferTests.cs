@@ -229,4 +229,67 @@ public class ReceiveBufferTests
             Assert.Equal(TransportErrorCode.FinalSizeError, Insert(buffer, length, new byte[1]));
         }
     }
+    [Fact]
+    public void WholeChunksAreTakenWithoutACopyOnlyOnceAllTheirBytesArrived()
+    {
+        const int size = StreamChunkBuffer.DefaultChunkSize;
+        var budget = new ConnectionBufferBudget();
+        var buffer = new ReceiveBuffer(1 << 20, budget: budget);
+        byte[] data = Pattern(3 * size + 100);
+        // The first chunk and a half, then the third chunk ahead of a gap.
+        Assert.Equal(TransportErrorCode.NoError, Insert(buffer, 0, data.AsSpan(0, size + size / 2)));
+        Assert.Equal(TransportErrorCode.NoError, Insert(buffer, 2 * size, data.AsSpan(2 * size, size)));
+        long held = budget.ChunkBytes;
+
+        Assert.True(buffer.TryTakeChunk(out byte[]? first, out int start, out int length));
+        Assert.Equal(0, start);
+        Assert.Equal(size, length);
+        Assert.True(first!.AsSpan(0, size).SequenceEqual(data.AsSpan(0, size)));
+        Assert.Equal(size, buffer.ReadOffset);
+        Assert.Equal(held - size, budget.ChunkBytes); // the taken chunk is no longer the connection's
+        // The second chunk is half there: not taken; a read copies its bytes instead.
+        Assert.False(buffer.TryTakeChunk(out _, out _, out _));
+        var some = new byte[100];
+        Assert.Equal(100, buffer.Read(some));
+        Assert.True(some.AsSpan().SequenceEqual(data.AsSpan(size, 100)));
+
+        // The gap fills: the rest of the second chunk is taken from where the read stopped, then the third.
+        Assert.Equal(TransportErrorCode.NoError, Insert(buffer, size + size / 2, data.AsSpan(size + size / 2, size / 2)));
+        Assert.True(buffer.TryTakeChunk(out byte[]? second, out start, out length));
+        Assert.Equal(100, start);
+        Assert.Equal(size - 100, length);
+        Assert.True(second!.AsSpan(start, length).SequenceEqual(data.AsSpan(size + 100, size - 100)));
+        Assert.True(buffer.TryTakeChunk(out byte[]? third, out start, out length));
+        Assert.Equal((0, size), (start, length));
+        Assert.True(third!.AsSpan(0, size).SequenceEqual(data.AsSpan(2 * size, size)));
+        Assert.False(buffer.TryTakeChunk(out _, out _, out _)); // nothing readable
+        Assert.Equal(0, budget.ChunkBytes);
+
+        // The last bytes and the FIN: a partial chunk is read, and the stream is finished.
+        Assert.Equal(TransportErrorCode.NoError, Insert(buffer, 3 * size, data.AsSpan(3 * size), fin: true));
+        Assert.False(buffer.TryTakeChunk(out _, out _, out _));
+        Assert.Equal(100, buffer.Read(some));
+        Assert.True(some.AsSpan().SequenceEqual(data.AsSpan(3 * size)));
+        Assert.True(buffer.IsFinished);
+        Assert.Equal(0, buffer.AllocatedBytes);
+    }
+
+    [Fact]
+    public void AChunkEndingAtTheFinalSizeIsTakenAndFinishesTheStream()
+    {
+        const int size = StreamChunkBuffer.DefaultChunkSize;
+        var buffer = new ReceiveBuffer(1 << 20);
+        byte[] data = Pattern(2 * size);
+        Assert.Equal(TransportErrorCode.NoError, Insert(buffer, 0, data, fin: true));
+        Assert.True(buffer.TryTakeChunk(out _, out _, out _));
+        Assert.True(buffer.TryTakeChunk(out byte[]? last, out int start, out int length));
+        Assert.Equal((0, size), (start, length));
+        Assert.True(last!.AsSpan().SequenceEqual(data.AsSpan(size)));
+        Assert.True(buffer.IsFinished);
+        Assert.Equal(0, buffer.AllocatedBytes);
+        // Data arriving again (a retransmission) below the read offset is ignored: nothing is written into the taken chunks.
+        Assert.Equal(TransportErrorCode.NoError, Insert(buffer, 0, new byte[size]));
+        Assert.True(last.AsSpan().SequenceEqual(data.AsSpan(size)));
+        Assert.Equal(0, buffer.AllocatedBytes);
+    }
 }
