@@ -198,6 +198,8 @@ public sealed class PerfRun
         Console.WriteLine(string.Create(inv, $"  CPU time    : {cpu:F2} s ({100 * cpu / elapsed:F0}% of one core; {(mib > 0 ? 1000 * cpu / mib : 0):F2} ms per MiB, client+server)"));
         Console.WriteLine(string.Create(inv, $"  allocated   : {allocated / MiB:F2} MiB = {(mib > 0 ? allocated / mib : 0):F0} bytes per MiB transferred (client+server, GC.GetTotalAllocatedBytes)"));
         Console.WriteLine(string.Create(inv, $"  GCs         : gen0 {after.Gen0 - before.Gen0}, gen1 {after.Gen1 - before.Gen1}, gen2 {after.Gen2 - before.Gen2}"));
+        long workItems = after.WorkItems - before.WorkItems;
+        Console.WriteLine(string.Create(inv, $"  thread pool : {workItems} work items run, {(mib > 0 ? workItems / mib : 0):F1} per MiB (ThreadPool.CompletedWorkItemCount: continuations of reads and writes, each a wake-up of a worker that spins before it sleeps)"));
         if (before.Wire is { } w0 && after.Wire is { } w1)
         {
             long datagrams = w1.Datagrams - w0.Datagrams;
@@ -315,6 +317,7 @@ public sealed class PerfRun
             Gen0 = GC.CollectionCount(0);
             Gen1 = GC.CollectionCount(1);
             Gen2 = GC.CollectionCount(2);
+            WorkItems = ThreadPool.CompletedWorkItemCount;
             Wire = wire?.Read();
         }
 
@@ -327,6 +330,8 @@ public sealed class PerfRun
         public int Gen1 { get; }
 
         public int Gen2 { get; }
+
+        public long WorkItems { get; }
 
         public (long Datagrams, long Bytes, long Lost)? Wire { get; }
     }
