@@ -4,7 +4,7 @@ using QuicManaged.Tools.QuicPerf.Transport;
 namespace System.Net.Quic.Managed.Benchmarks;
 
 /// <summary>
-/// `--profile-loop handshake|requests|latency|x25519 SECONDS`: runs one benchmark's body in a plain loop (no BenchmarkDotNet
+/// `--profile-loop handshake|requests|latency|x25519|corebulk SECONDS`: runs one benchmark's body in a plain loop (no BenchmarkDotNet
 /// processes) so a sampling profiler (dotnet-trace) can attach to one long-lived process. Prints the rate.
 /// </summary>
 internal static class ProfileLoop
@@ -24,6 +24,23 @@ internal static class ProfileLoop
                 operations++;
             }
             Console.WriteLine($"x25519: {stopwatch.Elapsed.TotalMicroseconds / operations:F1} us/op");
+            return;
+        }
+        if (what == "corebulk")
+        {
+            var bench = new CoreBulkTransferBenchmarks();
+            bench.GlobalSetup();
+            double cpuBefore = Process.GetCurrentProcess().TotalProcessorTime.TotalMilliseconds;
+            var elapsed = Stopwatch.StartNew();
+            while (elapsed.Elapsed.TotalSeconds < seconds)
+            {
+                bench.Transfer();
+                operations++;
+            }
+            double cpu = Process.GetCurrentProcess().TotalProcessorTime.TotalMilliseconds - cpuBefore;
+            double mib = operations * (CoreBulkTransferBenchmarks.TransferBytes / 1048576.0);
+            Console.WriteLine($"corebulk: {elapsed.Elapsed.TotalMilliseconds / mib:F3} ms per MiB (wall), {cpu / mib:F3} ms CPU per MiB, {mib * 8 / 1024 / elapsed.Elapsed.TotalSeconds:F2} Gbit/s on one thread");
+            bench.GlobalCleanup();
             return;
         }
         if (what == "latency")
