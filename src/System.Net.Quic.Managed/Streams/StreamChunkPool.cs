@@ -8,7 +8,9 @@ namespace System.Net.Quic.Managed.Streams;
 /// keeps a few dozen arrays per size and core, while one 16 MiB flow-control window spans 4,096 chunks, so under load
 /// most rentals allocated (a profile of QuicPerf put ~90% of the allocated bytes there). A connection's buffers are used
 /// by the one thread that runs it (its I/O driver), so chunks come back to the thread that rented them: a bounded
-/// per-thread free list serves them. A chunk returned on another thread joins that thread's list.
+/// per-thread free list serves them. A chunk returned on another thread joins that thread's list, except the receive
+/// chunks a driver handed to the application's reader (<see cref="ReturnTo"/>): those go back to the driver's list, into
+/// a given-back part with a flag of its own that the driver takes over in one move when its own part runs empty.
 /// <para>
 /// The lists are emptied at every full (generation 2) garbage collection, so the memory of connections that ended goes
 /// back to the GC instead of staying cached on a driver thread that has gone quiet; a busy thread refills its list
@@ -33,7 +35,7 @@ internal static class StreamChunkPool
     {
         if (size != StreamChunkBuffer.DefaultChunkSize) return ArrayPool<byte>.Shared.Rent(size);
         ChunkCache? cache = t_cache;
-        if (cache is not null && cache.Count > 0 && Enter(cache))
+        if (cache is not null && (cache.Count > 0 || (Volatile.Read(ref cache.GivenBackCount) > 0 && cache.TakeGivenBack())) && cache.TryEnter())
         {
             byte[]? chunk = cache.Count > 0 ? cache.Items[--cache.Count] : null;
             if (chunk is not null) cache.Items[cache.Count] = null;
@@ -65,7 +67,11 @@ internal static class StreamChunkPool
     /// </summary>
     public static object ThreadCache => t_cache ?? CreateCache();
 
-    /// <summary>Any thread: gives <paramref name="chunk"/> back to the list <paramref name="threadCache"/> (<see cref="ThreadCache"/>).</summary>
+    /// <summary>
+    /// Any thread: gives <paramref name="chunk"/> back to the list <paramref name="threadCache"/> (<see cref="ThreadCache"/>).
+    /// It goes into that list's given-back part, which has a lock of its own: the owner, renting and returning all the
+    /// time, never makes a reader wait, and takes the given-back chunks over in one move when its own part runs empty.
+    /// </summary>
     public static void ReturnTo(object threadCache, byte[] chunk)
     {
         if (chunk.Length != StreamChunkBuffer.DefaultChunkSize)
@@ -73,24 +79,7 @@ internal static class StreamChunkPool
             ArrayPool<byte>.Shared.Return(chunk);
             return;
         }
-        var cache = (ChunkCache)threadCache;
-        // Beyond the bound, or while the trim holds the list, the chunk is left to the GC.
-        if (!Enter(cache)) return;
-        if (cache.Count < cache.Items.Length) cache.Items[cache.Count++] = chunk;
-        cache.Exit();
-    }
-
-    /// <summary>
-    /// Takes a list: its owner and a reader giving chunks back (<see cref="ReturnTo"/>) each hold it for a few
-    /// instructions, so a short wait gets it; the trim may hold it longer, and then the caller does without.
-    /// </summary>
-    private static bool Enter(ChunkCache cache)
-    {
-        for (int attempt = 0; attempt < 64; attempt++)
-        {
-            if (cache.TryEnter()) return true;
-        }
-        return false;
+        ((ChunkCache)threadCache).GiveBack(chunk);
     }
 
     /// <summary>Chunks cached on all threads now (diagnostics and tests).</summary>
@@ -101,7 +90,7 @@ internal static class StreamChunkPool
             int total = 0;
             for (CacheNode? node = Volatile.Read(ref s_caches); node is not null; node = node.Next)
             {
-                if (node.Cache.TryGetTarget(out ChunkCache? cache)) total += Volatile.Read(ref cache.Count);
+                if (node.Cache.TryGetTarget(out ChunkCache? cache)) total += Volatile.Read(ref cache.Count) + Volatile.Read(ref cache.GivenBackCount);
             }
             return total;
         }
@@ -115,10 +104,14 @@ internal static class StreamChunkPool
     {
         for (CacheNode? node = Volatile.Read(ref s_caches); node is not null; node = node.Next)
         {
-            if (!node.Cache.TryGetTarget(out ChunkCache? cache) || !cache.TryEnter()) continue;
-            Array.Clear(cache.Items, 0, cache.Count);
-            cache.Count = 0;
-            cache.Exit();
+            if (!node.Cache.TryGetTarget(out ChunkCache? cache)) continue;
+            if (cache.TryEnter())
+            {
+                Array.Clear(cache.Items, 0, cache.Count);
+                cache.Count = 0;
+                cache.Exit();
+            }
+            cache.DropGivenBack();
         }
     }
 
@@ -143,9 +136,59 @@ internal static class StreamChunkPool
         public int Count;
         private int _busy;
 
+        // Chunks other threads gave back (ReturnTo), under a flag of their own: readers hold it for one store, the
+        // owner for one copy of the lot. Created with the first chunk given back (a driver's list only).
+        private byte[]?[]? _givenBack;
+        public int GivenBackCount;
+        private int _givenBackBusy;
+
         public bool TryEnter() => Interlocked.CompareExchange(ref _busy, 1, 0) == 0;
 
         public void Exit() => Volatile.Write(ref _busy, 0);
+
+        /// <summary>Any thread: adds a chunk to the given-back part (beyond the bound, or should the flag stay taken
+        /// through a thousand tries, it is left to the GC).</summary>
+        public void GiveBack(byte[] chunk)
+        {
+            for (int attempt = 0; Interlocked.CompareExchange(ref _givenBackBusy, 1, 0) != 0; attempt++)
+            {
+                if (attempt == 1000) return;
+            }
+            byte[]?[] givenBack = _givenBack ??= new byte[MaxCachedChunksPerThread][];
+            if (GivenBackCount < givenBack.Length) givenBack[GivenBackCount++] = chunk;
+            Volatile.Write(ref _givenBackBusy, 0);
+        }
+
+        /// <summary>Owner: moves the given-back chunks into its own part; true when any came.</summary>
+        public bool TakeGivenBack()
+        {
+            if (Interlocked.CompareExchange(ref _givenBackBusy, 1, 0) != 0) return false;
+            if (!TryEnter())
+            {
+                Volatile.Write(ref _givenBackBusy, 0);
+                return false;
+            }
+            int moved = Math.Min(GivenBackCount, Items.Length - Count);
+            if (moved > 0)
+            {
+                Array.Copy(_givenBack!, GivenBackCount - moved, Items, Count, moved);
+                Array.Clear(_givenBack!, GivenBackCount - moved, moved);
+            }
+            GivenBackCount -= moved;
+            Count += moved;
+            Exit();
+            Volatile.Write(ref _givenBackBusy, 0);
+            return moved > 0;
+        }
+
+        /// <summary>The trim: the given-back chunks go to the GC (unless a reader holds them at that moment).</summary>
+        public void DropGivenBack()
+        {
+            if (Interlocked.CompareExchange(ref _givenBackBusy, 1, 0) != 0) return;
+            if (_givenBack is not null) Array.Clear(_givenBack, 0, GivenBackCount);
+            GivenBackCount = 0;
+            Volatile.Write(ref _givenBackBusy, 0);
+        }
     }
 
     private sealed class CacheNode(WeakReference<ChunkCache> cache)

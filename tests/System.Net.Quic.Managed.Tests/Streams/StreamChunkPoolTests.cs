@@ -35,4 +35,40 @@ public class StreamChunkPoolTests
         }
         Assert.Equal(0, StreamChunkPool.CachedOnThisThread);
     }
+    [Fact]
+    public void ChunksGivenBackFromAnotherThreadAreRentedAgainByTheirOwner()
+    {
+        // The owner (a driver thread) hands chunks to a reader on another thread, which gives them back to the owner's
+        // list, not its own; the owner then rents the same arrays again without allocating.
+        RunOnNewThread(() =>
+        {
+            object owner = StreamChunkPool.ThreadCache;
+            var chunks = new byte[64][];
+            for (int i = 0; i < chunks.Length; i++) chunks[i] = StreamChunkPool.Rent(StreamChunkBuffer.DefaultChunkSize);
+            Assert.Equal(0, StreamChunkPool.CachedOnThisThread);
+            RunOnNewThread(() =>
+            {
+                foreach (byte[] chunk in chunks) StreamChunkPool.ReturnTo(owner, chunk);
+                Assert.Equal(0, StreamChunkPool.CachedOnThisThread); // not the reader's list
+            });
+            var rentedAgain = new byte[chunks.Length][];
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < rentedAgain.Length; i++) rentedAgain[i] = StreamChunkPool.Rent(StreamChunkBuffer.DefaultChunkSize);
+            Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+            Assert.Equal(new HashSet<byte[]>(chunks, ReferenceEqualityComparer.Instance), new HashSet<byte[]>(rentedAgain, ReferenceEqualityComparer.Instance));
+        });
+    }
+
+    private static void RunOnNewThread(Action action)
+    {
+        Exception? failure = null;
+        var thread = new Thread(() =>
+        {
+            try { action(); }
+            catch (Exception e) { failure = e; }
+        });
+        thread.Start();
+        thread.Join();
+        if (failure is not null) throw new Xunit.Sdk.XunitException(failure.ToString());
+    }
 }
