@@ -189,8 +189,34 @@ internal sealed class ManagedStream : QuicStreamImpl
             return ValueTask.FromException<int>(new OperationCanceledException(cancellationToken)); // exactly this type, as msquic's
         }
         if (Interlocked.Exchange(ref _readInProgress, 1) != 0) throw new InvalidOperationException("A read is already in progress on this stream.");
+        int n = ReadOrWait(buffer, cancellationToken, mayWait: true, out Exception? failure, out short waiting);
+        if (n < 0) return new ValueTask<int>(_readRequest!, waiting);
+        return failure is null ? new ValueTask<int>(n) : ValueTask.FromException<int>(failure);
+    }
+
+    /// <summary>
+    /// App thread, as a waiting read's result is taken: the driver completed it once data was buffered
+    /// (<see cref="StreamReadRequest.CompleteWithBufferedData"/>), and the copy into the application's buffer happens
+    /// here, on the reader's thread, not on the driver's. Only this read drains the buffer, and a reset, an abort or
+    /// the connection's end sets the state that fails it: the data the driver found is still here.
+    /// </summary>
+    public int ReadBufferedForCompletedRead(Memory<byte> buffer)
+    {
+        int n = ReadOrWait(buffer, default, mayWait: false, out Exception? failure, out _);
+        if (failure is not null) throw failure;
+        return n;
+    }
+
+    /// <summary>
+    /// A read served from what is buffered (or its failure), the credit it frees reported in batches, the read side's
+    /// end signalled. With nothing buffered: when <paramref name="mayWait"/>, the read becomes the stream's waiter and
+    /// -1 is returned with the version of the waiting request in <paramref name="waiting"/> (the read stays in
+    /// progress); otherwise it fails.
+    /// </summary>
+    private int ReadOrWait(Memory<byte> buffer, CancellationToken cancellationToken, bool mayWait, out Exception? failure, out short waiting)
+    {
+        waiting = 0;
         int n;
-        Exception? failure;
         bool finished;
         bool faultReads;
         bool report;
@@ -198,23 +224,29 @@ internal sealed class ManagedStream : QuicStreamImpl
         {
             if (!TryReadNow(buffer.Span, out n, out failure, out finished, out faultReads))
             {
-                // Nothing buffered: wait for the driver (data, FIN, reset, the connection's end, or cancellation).
-                StreamReadRequest request = _readRequest ??= new StreamReadRequest(this);
-                request.Arm(buffer, cancellationToken);
-                _waiter = request;
-                request.RegisterCancellation();
-                report = TakeCreditReport(flush: true);
-                if (report) PostCreditReport();
-                return new ValueTask<int>(request, request.Version);
+                if (mayWait)
+                {
+                    // Nothing buffered: wait for the driver (data, FIN, reset, the connection's end, or cancellation).
+                    StreamReadRequest request = _readRequest ??= new StreamReadRequest(this);
+                    request.Arm(buffer, cancellationToken);
+                    _waiter = request;
+                    request.RegisterCancellation();
+                    if (TakeCreditReport(flush: true)) PostCreditReport();
+                    waiting = request.Version;
+                    return -1;
+                }
+                failure = QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.");
             }
             // Credit goes back in batches of a quarter window (so the peer is never starved: the core advertises more
             // once half the window was consumed), all of it at the end, and before a read waits (see above).
             report = TakeCreditReport(flush: finished);
         }
         if (report) PostCreditReport();
-        Volatile.Write(ref _readInProgress, 0);
-        EndReadsIf(finished, faultReads, failure);
-        return failure is null ? new ValueTask<int>(n) : ValueTask.FromException<int>(failure);
+        // A waiting read's result is still being taken: its GetResult ends the read in progress.
+        if (mayWait) Volatile.Write(ref _readInProgress, 0);
+        if (finished) _readsClosed.TrySetResult();
+        if (faultReads) _readsClosed.TrySetException(failure!);
+        return n;
     }
 
     /// <summary>
@@ -255,40 +287,6 @@ internal sealed class ManagedStream : QuicStreamImpl
             return false;
         }
         return true;
-    }
-
-    private void EndReadsIf(bool finished, bool faultReads, Exception? failure)
-    {
-        if (finished) _readsClosed.TrySetResult();
-        if (faultReads) _readsClosed.TrySetException(failure!);
-    }
-
-    /// <summary>
-    /// App thread, as a waiting read's result is taken: the driver completed it once data was buffered
-    /// (<see cref="StreamReadRequest.CompleteWithBufferedData"/>), and the copy into the application's buffer happens
-    /// here, on the reader's thread, not on the driver's.
-    /// </summary>
-    public int ReadBufferedForCompletedRead(Memory<byte> buffer)
-    {
-        int n;
-        Exception? failure;
-        bool finished;
-        bool faultReads;
-        bool report;
-        lock (this)
-        {
-            // Only this read drains the buffer, and a reset, abort or the connection's end sets the state that fails it:
-            // data the driver found is still here.
-            if (!TryReadNow(buffer.Span, out n, out failure, out finished, out faultReads))
-            {
-                failure = QuicExceptionFactory.OperationAborted("Reading was aborted on this stream.");
-            }
-            report = TakeCreditReport(flush: finished);
-        }
-        if (report) PostCreditReport();
-        EndReadsIf(finished, faultReads, failure);
-        if (failure is not null) throw failure;
-        return n;
     }
 
     /// <summary>Under the lock: FinReceived (or Finished) -> Finished; the buffer and the reusable read go.</summary>
