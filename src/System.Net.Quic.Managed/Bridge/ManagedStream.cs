@@ -98,6 +98,9 @@ internal sealed class ManagedStream : QuicStreamImpl
     private int _creditThreshold = 1;
     // A CreditReport is queued to the driver (they coalesce)
     private bool _creditReportPosted;
+    // A read completed with data buffered has not taken its bytes yet (it copies them as its result is taken): a reset
+    // arriving meanwhile leaves them to it, as they would be in its buffer had the driver copied them
+    private bool _completedReadPending;
 
     // Write side: the state is written on the driver thread only (volatile: app threads read it to fail writes early
     // and to decide on staging); the rest is driver-thread only but for the application's requests.
@@ -222,6 +225,17 @@ internal sealed class ManagedStream : QuicStreamImpl
         bool report;
         lock (this)
         {
+            if (!mayWait && _completedReadPending && _readState == ReadState.Reset && _received is { IsEmpty: false } kept)
+            {
+                // Reset after this read was completed with data: it takes its bytes (their credit went with the
+                // reset); the rest goes, and the next read fails.
+                _completedReadPending = false;
+                n = kept.CopyTo(buffer.Span);
+                DropReceived();
+                failure = null;
+                return n;
+            }
+            _completedReadPending = false;
             if (!TryReadNow(buffer.Span, out n, out failure, out finished, out faultReads))
             {
                 if (mayWait)
@@ -409,7 +423,7 @@ internal sealed class ManagedStream : QuicStreamImpl
             {
                 _readState = ReadState.Reset;
                 _peerResetCode = code;
-                DropReceived();
+                if (!_completedReadPending) DropReceived();
                 _admitted = 0;
                 release = 0; // the core released everything held
                 if (_waiter is { } w)
@@ -428,6 +442,7 @@ internal sealed class ManagedStream : QuicStreamImpl
                     _waiter = null;
                     completed = w;
                     completeBuffered = !ReceivedIsEmpty && !w.Buffer.IsEmpty;
+                    _completedReadPending = completeBuffered;
                 }
                 release += AdmitArrivals();
                 // The end is known once everything was consumed, even if nobody reads now (ReadsClosed completes).

@@ -81,6 +81,24 @@ public class StreamOperationReuseTests
         Assert.Equal(0, allocated); // a chunk boundary and a credit report (one per quarter window) included
     });
 
+    [Fact]
+    public Task AReadCompletedBeforeAResetArrivesKeepsItsBytes() => WithStreamAsync(async (outbound, inbound, ct) =>
+    {
+        // The read completes when the bytes arrive and takes them as its result is taken: a reset that arrives in
+        // between must not take them away (they are the read's, as if already copied into its buffer).
+        byte[] buffer = new byte[64];
+        ValueTask<int> read = inbound.ReadAsync(buffer, ct);
+        await outbound.WriteAsync("abc"u8.ToArray(), ct);
+        while (!read.IsCompleted) await Task.Delay(5, ct);
+        outbound.Abort(QuicAbortDirection.Write, 7);
+        await Assert.ThrowsAnyAsync<Exception>(() => inbound.ReadsClosed.WaitAsync(ct)); // the reset has arrived
+        Assert.Equal(3, read.Result);
+        Assert.True(buffer.AsSpan(0, 3).SequenceEqual("abc"u8));
+        QuicException e = await Assert.ThrowsAsync<QuicException>(async () => _ = await inbound.ReadAsync(buffer, ct));
+        Assert.Equal(QuicError.StreamAborted, e.QuicError);
+        Assert.Equal(7, e.ApplicationErrorCode);
+    });
+
     private static int SynchronousReads(QuicStream stream, byte[] buffer, int count, CancellationToken ct)
     {
         for (int i = 0; i < count; i++)
