@@ -266,6 +266,13 @@ internal sealed class ReceiveBuffer
 
         _chunks.CopyTo(_readOffset, destination.Slice(0, n));
         _readOffset += n;
+        ReleaseRead();
+        return n;
+    }
+
+    /// <summary>After the read offset moved (a read or a taken chunk): the storage below it goes back.</summary>
+    private void ReleaseRead()
+    {
         if (_readOffset == _finalSize)
         {
             // Read to the end: nothing more can arrive, so the chunks go, and the storage of a range set or a chunk
@@ -283,8 +290,6 @@ internal sealed class ReceiveBuffer
         {
             _chunks.ReleaseBefore(_readOffset);
         }
-
-        return n;
     }
 
     /// <summary>
@@ -309,16 +314,7 @@ internal sealed class ReceiveBuffer
         start = (int)(_readOffset - chunkStart);
         length = size - start;
         _readOffset = chunkEnd;
-        if (_readOffset == _finalSize)
-        {
-            _ahead?.ReleaseStorage();
-            _chunks.ReleaseStorage(_readOffset);
-        }
-        else if (_readOffset == _contiguousEnd && !HasDataAhead)
-        {
-            _chunks.ReleaseAll(_readOffset);
-        }
-
+        ReleaseRead();
         return true;
     }
 

@@ -182,16 +182,24 @@ internal sealed class ReceiveStream
             ReleaseConsumed(before);
         }
 
-        if (_buffer.IsFinished && !_buffer.IsDiscarding)
+        fin = OnReadMoved();
+        return n;
+    }
+
+    /// <summary>After a read or a taken chunk: true once everything up to the final size was read (Data Read, RFC 9000 §3.2).</summary>
+    private bool OnReadMoved()
+    {
+        if (!_buffer.IsFinished || _buffer.IsDiscarding)
         {
-            fin = true;
-            if (State == ReceiveStreamState.DataRecvd)
-            {
-                State = ReceiveStreamState.DataRead;
-            }
+            return false;
         }
 
-        return n;
+        if (State == ReceiveStreamState.DataRecvd)
+        {
+            State = ReceiveStreamState.DataRead;
+        }
+
+        return true;
     }
 
     /// <summary>
@@ -209,15 +217,7 @@ internal sealed class ReceiveStream
         }
 
         _heldCredit += length;
-        if (_buffer.IsFinished && !_buffer.IsDiscarding)
-        {
-            fin = true;
-            if (State == ReceiveStreamState.DataRecvd)
-            {
-                State = ReceiveStreamState.DataRead;
-            }
-        }
-
+        fin = OnReadMoved();
         return true;
     }
 
