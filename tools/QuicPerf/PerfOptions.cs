@@ -44,6 +44,8 @@ public sealed class PerfOptions
 
     public int StreamWindow { get; private set; } = 16 * 1024 * 1024;
 
+    public int MaxDatagram { get; private set; }
+
     /// <summary>The full --help text (with the library's current default provider).</summary>
     public static string Usage => UsageFor(System.Net.Quic.Managed.QuicProviderSelection.Default);
 
@@ -118,6 +120,15 @@ public sealed class PerfOptions
                 DefaultValueFactory = _ => 16 * 1024 * 1024,
                 CustomParser = r => Value(r, v => TryParseSize(v, out long w) && w is >= 1024 and <= 1L << 30 && (w & (w - 1)) == 0 ? (int)w : (int?)null),
             };
+            MaxDatagramOption = new Option<int>("--max-datagram")
+            {
+                HelpName = "N",
+                Description = "managed: the largest UDP payload path MTU discovery probes for, 1200..65527 (QuicConnectionOptions.MaxPathDatagramSize; "
+                    + "default 0: 16000 on loopback, 1452 elsewhere). 1472 holds it to what msquic sends over IPv4 (1452 over IPv6): msquic probes up to 1500-byte IP packets "
+                    + "and no further. The msquic providers ignore it.",
+                DefaultValueFactory = _ => 0,
+                CustomParser = r => Value(r, v => int.TryParse(v, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && (n == 0 || n is >= 1200 and <= 65527) ? n : (int?)null),
+            };
             ProviderOption = new Option<PerfTransportKind?>("--provider")
             {
                 HelpName = "managed|msquic|msquic-direct|tcp-tls",
@@ -163,7 +174,7 @@ public sealed class PerfOptions
             Root = new Command("QuicPerf", Description)
             {
                 ServerOption, ClientOption, PortOption, SecondsOption, OmitOption, BytesOption, StreamsOption, WindowOption,
-                ProviderOption, IPv6Option, CipherOption, CertOption,
+                MaxDatagramOption, ProviderOption, IPv6Option, CipherOption, CertOption,
                 new System.CommandLine.Help.HelpOption { Recursive = true },
             };
             foreach (Option option in Root.Options)
@@ -199,6 +210,8 @@ public sealed class PerfOptions
         public Option<int> StreamsOption { get; }
 
         public Option<int> WindowOption { get; }
+
+        public Option<int> MaxDatagramOption { get; }
 
         public Option<PerfTransportKind?> ProviderOption { get; }
 
@@ -239,6 +252,7 @@ public sealed class PerfOptions
             }
             options.Streams = result.GetValue(StreamsOption);
             options.StreamWindow = result.GetValue(WindowOption);
+            options.MaxDatagram = result.GetValue(MaxDatagramOption);
             options.Provider = result.GetValue(ProviderOption) ?? _defaultKind;
             options.IPv6 = result.GetValue(IPv6Option);
             options.Cipher = result.GetValue(CipherOption);

@@ -56,6 +56,7 @@ public sealed class PerfRun
             Certificate = certificate,
             CipherSuite = _options.Cipher,
             StreamReceiveWindow = _options.StreamWindow,
+            MaxPathDatagramSize = _options.MaxDatagram,
         };
         var wire = kind == PerfTransportKind.Managed && remote is null ? new ManagedWireCounters() : null;
         await using PerfTransport transport = PerfTransport.Create(kind);

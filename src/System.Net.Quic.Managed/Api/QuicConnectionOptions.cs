@@ -84,8 +84,11 @@ public abstract class QuicConnectionOptions
 
     /// <summary>
     /// Extension beyond System.Net.Quic (RFC 8899, RFC 9000 §14.3): the largest UDP payload path MTU discovery probes for.
-    /// 0 (the default): 1452, an Ethernet path over IPv6; 1200 turns discovery off. 0 or 1200 to 65527. Datagrams never
-    /// exceed the peer's max_udp_payload_size either. Managed provider only.
+    /// 0 (the default): 16,000 when the peer's address is a loopback address (the loopback interface carries 64 KiB,
+    /// as TCP's segments there show; four such datagrams fill one segmented send), 1452 on any other path (Ethernet
+    /// over IPv6); 1200 turns discovery off. 0 or 1200 to 65527. Datagrams never exceed the peer's max_udp_payload_size
+    /// either, and a size the path does not carry is found by the search (lost probes are no congestion signal).
+    /// Managed provider only.
     /// </summary>
     public int MaxPathDatagramSize { get; set; }
 
@@ -97,8 +100,15 @@ public abstract class QuicConnectionOptions
     /// </summary>
     public QuicCongestionControlAlgorithm CongestionControlAlgorithm { get; set; }
 
-    /// <summary>The value 0 of <see cref="MaxPathDatagramSize"/> stands for.</summary>
+    /// <summary>The value 0 of <see cref="MaxPathDatagramSize"/> stands for on a path to a non-loopback address.</summary>
     internal const int DefaultMaxPathDatagramSize = 1452;
+
+    /// <summary>The value 0 of <see cref="MaxPathDatagramSize"/> stands for on a path to a loopback address.</summary>
+    internal const int LoopbackMaxPathDatagramSize = 16_000;
+
+    /// <summary>The ceiling of path MTU discovery towards <paramref name="remote"/> for a configured <see cref="MaxPathDatagramSize"/>.</summary>
+    internal static int PathDatagramCeiling(int configured, IPAddress remote)
+        => configured != 0 ? configured : IPAddress.IsLoopback(remote) ? LoopbackMaxPathDatagramSize : DefaultMaxPathDatagramSize;
 
     /// <summary>Default of <see cref="DatagramReceiveQueueCapacity"/>.</summary>
     internal const int DefaultDatagramReceiveQueueCapacity = 128;

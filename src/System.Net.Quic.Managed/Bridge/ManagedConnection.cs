@@ -188,7 +188,7 @@ internal sealed partial class ManagedConnection : QuicConnectionImpl
         host.Driver.SocketErrorHandler = connection.OnSocketError;
         connection._pendingTls = ManagedOptionsMapping.ToClientTls(ssl, targetHost, owner);
         byte[]? earlyParameters = connection.TakeSessionTicket(options, remote, targetHost ?? "");
-        connection._pendingCoreOptions = ManagedOptionsMapping.ToConnectionOptions(options, "client " + remote, earlyParameters);
+        connection._pendingCoreOptions = ManagedOptionsMapping.ToConnectionOptions(options, remote, "client " + remote, host.Driver.MaxReceivableDatagram, earlyParameters);
         connection._pendingRemote = NetworkAddress.FromEndPoint(remote);
         host.Start();
         host.Post(new DriverCall(static (state, nowUs) => ((ManagedConnection)state).StartClient(nowUs), connection));

@@ -169,7 +169,7 @@ internal sealed class ManagedListener : QuicListenerImpl
         IPEndPoint remote = request.Remote.ToEndPoint();
         var connection = new ManagedConnection(host, owner, serverOptions, this, remote, "");
         owner.Impl = connection;
-        ConnectionOptions options = ManagedOptionsMapping.ToConnectionOptions(serverOptions, "server " + remote, preferredAddress: _options.PreferredAddress);
+        ConnectionOptions options = ManagedOptionsMapping.ToConnectionOptions(serverOptions, remote, "server " + remote, host.Driver.MaxReceivableDatagram, preferredAddress: _options.PreferredAddress);
         options.Streams.EndpointBudget = _bufferBudget;
         TlsHandshakeOptions tls = ManagedOptionsMapping.ToServerTls(serverOptions.ServerAuthenticationOptions, _options.ApplicationProtocols, owner);
         // Tickets for resumption are sealed with this listener's key (RFC 8446 §4.6.1); 0-RTT only when the app opted in.

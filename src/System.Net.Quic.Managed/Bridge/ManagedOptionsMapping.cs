@@ -18,9 +18,11 @@ internal static class ManagedOptionsMapping
     /// <summary>How long a 0-RTT client's first flight waits for the application's first request (10 ms).</summary>
     public const long EarlyDataFirstFlightHoldUs = 10_000;
 
-    // preferredAddress: a listener's preferred address (RFC 9000 §9.6), advertised to its clients; null: none.
-    public static ConnectionOptions ToConnectionOptions(QuicConnectionOptions o, string name, byte[]? earlyDataTransportParameters = null,
-        IPEndPoint? preferredAddress = null)
+    // remote: the peer's address (the ceiling of path MTU discovery depends on it); maxReceivableDatagram: the largest
+    // datagram the connection's socket receives whole, advertised as max_udp_payload_size; preferredAddress: a listener's
+    // preferred address (RFC 9000 §9.6), advertised to its clients; null: none.
+    public static ConnectionOptions ToConnectionOptions(QuicConnectionOptions o, IPEndPoint remote, string name, int maxReceivableDatagram,
+        byte[]? earlyDataTransportParameters = null, IPEndPoint? preferredAddress = null)
     {
         QuicReceiveWindowSizes w = o.InitialReceiveWindowSizes;
         long keepAliveUs = o.KeepAliveInterval == Timeout.InfiniteTimeSpan || o.KeepAliveInterval <= TimeSpan.Zero ? 0 : o.KeepAliveInterval.Ticks / 10;
@@ -29,7 +31,7 @@ internal static class ManagedOptionsMapping
         return new ConnectionOptions
         {
             EarlyDataTransportParameters = earlyDataTransportParameters,
-            MaxUdpPayloadSize = Io.UdpReceiver.MaxReceivableDatagram,
+            MaxUdpPayloadSize = (ulong)maxReceivableDatagram,
             // With 0-RTT the ClientHello waits (briefly) for the app's first request, so both leave in one datagram.
             EarlyDataFirstFlightHoldUs = earlyDataTransportParameters is null ? 0 : EarlyDataFirstFlightHoldUs,
             IdleTimeoutUs = o.IdleTimeoutUs,
@@ -41,7 +43,7 @@ internal static class ManagedOptionsMapping
             AvailableVersions = o is QuicClientConnectionOptions c ? QuicProtocolVersions.ToWire(c.ProtocolVersions) : null,
             DatagramReceiveQueueCapacity = o.DatagramReceiveQueueCapacity,
             EnableEcn = o.EnableEcn,
-            MaxPathDatagramSize = o.MaxPathDatagramSize == 0 ? QuicConnectionOptions.DefaultMaxPathDatagramSize : o.MaxPathDatagramSize,
+            MaxPathDatagramSize = QuicConnectionOptions.PathDatagramCeiling(o.MaxPathDatagramSize, remote.Address),
             CongestionControl = ToCongestionControl(o.CongestionControlAlgorithm),
             PreferredAddressV4 = preferredAddress is { AddressFamily: Sockets.AddressFamily.InterNetwork } ? preferredAddress : null,
             PreferredAddressV6 = preferredAddress is { AddressFamily: Sockets.AddressFamily.InterNetworkV6 } ? preferredAddress : null,

@@ -16,13 +16,17 @@ internal sealed partial class Connection
     internal PathMtuDiscovery PathMtu => _path.Pmtu;
 
     /// <summary>
-    /// Writes a PMTU probe into <paramref name="buffer"/> when one is due and the window allows it: a 1-RTT packet with a
-    /// PING, padded to the probe size. Returns its length, 0 when none was written.
+    /// Writes a PMTU probe into <paramref name="buffer"/> (the whole send buffer: a probe is larger than the path's
+    /// current datagram size) when one is due and the window allows it: a 1-RTT packet with a PING, padded to the probe
+    /// size. Returns its length, 0 when none was written. Never on a path whose address is not validated: its three-times
+    /// budget (RFC 9000 §8, §9.3) is for the path challenge and response, and a probe larger than what is left would
+    /// block them.
     /// </summary>
     private int TryWriteMtuProbe(Span<byte> buffer, long nowUs)
     {
         int size = _path.Pmtu.NextProbeSize;
         if (size == 0 || size > buffer.Length || !_handshake.IsConfirmed || _close.Phase != ConnectionPhase.Open) return 0;
+        if (!_path.Amplification.IsAddressValidated) return 0;
         PacketSpaceState space = Space(PacketNumberSpace.ApplicationData);
         if (space.Discarded || !space.CanSend || space.SendsZeroRtt || space.ProbesPending > 0) return 0;
         ICongestionController cc = _recovery.CongestionController;

@@ -66,6 +66,8 @@ internal sealed unsafe class RecvMmsgUdpReceiver : UdpReceiver
 
     public override int Capacity => IsCoalescing ? CoalescingSlots : SingleSlots;
 
+    public override int MaxDatagramSize => IsCoalescing ? MaxUdpPayload : SingleSlotSize;
+
     public override int Receive(bool knownReadable, out SocketError error)
     {
         error = SocketError.Success;

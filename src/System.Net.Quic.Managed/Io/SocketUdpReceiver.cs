@@ -30,6 +30,8 @@ internal sealed class SocketUdpReceiver : UdpReceiver
 
     public override int Capacity => 1;
 
+    public override int MaxDatagramSize => MaxUdpPayload; // the buffer is 65,535 bytes
+
     public override int Receive(bool knownReadable, out SocketError error)
     {
         error = SocketError.Success;

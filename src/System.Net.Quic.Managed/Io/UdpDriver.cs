@@ -112,6 +112,9 @@ internal sealed class UdpDriver : IDisposable, IDeadlineItem
     /// <summary>True when the kernel may coalesce received datagrams (UDP_GRO), which the driver splits again.</summary>
     public bool CoalescedReceive => _receiver.IsCoalescing;
 
+    /// <summary>The largest datagram the socket's receive path takes whole (<see cref="UdpReceiver.MaxDatagramSize"/>).</summary>
+    public int MaxReceivableDatagram => _receiver.MaxDatagramSize;
+
     /// <summary>Counters for diagnostics and tests.</summary>
     public long DatagramsReceived { get; private set; }
 

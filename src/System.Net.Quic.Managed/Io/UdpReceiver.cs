@@ -13,9 +13,12 @@ internal abstract class UdpReceiver
 {
     /// <summary>
     /// The largest datagram every receive path accepts (the recvmmsg path without GRO reads into 4 KiB slots; longer
-    /// datagrams are truncated and dropped). Advertised as max_udp_payload_size (RFC 9000 §18.2) so no peer sends more.
+    /// datagrams are truncated and dropped).
     /// </summary>
     public const int MaxReceivableDatagram = 4096;
+
+    /// <summary>The largest UDP payload of any datagram (IPv6: 65,535 minus the 8-byte UDP header; IPv4 allows 65,507).</summary>
+    public const int MaxUdpPayload = 65_527;
 
     /// <summary>AppContext switch (runtimeconfig or AppContext.SetSwitch) that turns recvmmsg/UDP_GRO off: every socket uses the portable path.</summary>
     public const string DisableBatchingSwitch = "System.Net.Quic.Managed.DisableUdpBatching";
@@ -68,6 +71,13 @@ internal abstract class UdpReceiver
 
     /// <summary>The most messages one <see cref="Receive"/> call returns.</summary>
     public abstract int Capacity { get; }
+
+    /// <summary>
+    /// The largest datagram this path receives whole: <see cref="MaxUdpPayload"/> when its buffers hold any datagram,
+    /// <see cref="MaxReceivableDatagram"/> on the recvmmsg path without GRO. Advertised as max_udp_payload_size (RFC 9000
+    /// §18.2) so no peer sends more.
+    /// </summary>
+    public abstract int MaxDatagramSize { get; }
 
     /// <summary>
     /// Takes the datagrams already queued on the socket, up to <see cref="Capacity"/> messages, without waiting when

@@ -48,7 +48,7 @@ public class CongestionControlApiTests
         QuicClientConnectionOptions o = Client();
         o.CongestionControlAlgorithm = algorithm;
         o.Validate("options");
-        Assert.Equal(expected, ManagedOptionsMapping.ToConnectionOptions(o, "test").CongestionControl);
+        Assert.Equal(expected, ManagedOptionsMapping.ToConnectionOptions(o, new IPEndPoint(IPAddress.Loopback, 443), "test", 4096).CongestionControl);
         Assert.Equal(QuicCongestionControlAlgorithm.Cubic, new QuicClientConnectionOptions().CongestionControlAlgorithm);
         Assert.Equal(CongestionControlAlgorithm.Cubic, new ConnectionOptions().CongestionControl);
     }

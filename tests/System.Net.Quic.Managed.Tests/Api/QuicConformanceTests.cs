@@ -117,8 +117,9 @@ public class QuicConformanceTests
             QuicConnectionStatistics s = server.GetStatistics();
             Assert.InRange(c.BytesSent, 200_000, 400_000);
             Assert.InRange(c.BytesReceived, 200_000, 400_000);
-            Assert.True(c.DatagramsSent > 150 && c.PacketsSent >= c.DatagramsSent, $"{c.DatagramsSent} datagrams, {c.PacketsSent} packets");
-            Assert.True(s.DatagramsReceived > 150);
+            // No datagram is above the path's size (16,000 bytes towards loopback once discovery raised it).
+            Assert.True(c.DatagramsSent * (long)c.PathMaxDatagramSize >= c.BytesSent && c.PacketsSent >= c.DatagramsSent, $"{c.DatagramsSent} datagrams, {c.PacketsSent} packets, {c.BytesSent} bytes");
+            Assert.InRange(s.DatagramsReceived, c.DatagramsSent / 2, c.DatagramsSent);
             Assert.True(c.SmoothedRtt > TimeSpan.Zero && c.SmoothedRtt < TimeSpan.FromSeconds(1));
             Assert.True(c.CongestionWindow > 0);
             await client.CloseAsync(0);

@@ -80,6 +80,50 @@ public class ConnectionPathMtuTests
         Assert.InRange(client.CurrentMaxDatagramSize, PathMtuDiscovery.BaseSize, 1300);
     }
 
+    /// <summary>
+    /// The client's NAT gives it a new port in the middle of a download, after discovery raised the size to 16,000 bytes.
+    /// The server's search starts over on the new path, where so far only the client's small ACKs arrived; its first probe
+    /// (16,000 bytes, far more than three times that) must wait until the path is validated. Sent at once, it used up
+    /// the anti-amplification budget (RFC 9000 §9.3) and the PATH_CHALLENGE could never follow.
+    /// </summary>
+    [Fact]
+    public void APeersNewAddressIsValidatedBeforeTheSearchProbesItWithLargeDatagrams()
+    {
+        using QuicPair pair = CreatePair(1607, new LinkConditions { DelayUs = 1_000 }, 16_000);
+        Assert.True(pair.Handshake());
+        Connection client = pair.ClientConnection!, server = pair.ServerConnection!;
+        const long total = 8 << 20;
+        var download = new StreamTransfer(pair, server, client, total);
+        var newAddress = new SimAddress(QuicPair.ClientHost, 50007);
+        bool rebound = false;
+        long toNewAddressBeforeValidation = 0, fromNewAddress = 0;
+        pair.Network.Interceptor = d =>
+        {
+            if (d.From == newAddress && server.PathValidations == 0) fromNewAddress += d.Length;
+            if (d.From.Host == QuicPair.ServerHost && d.To == newAddress && server.PathValidations == 0) toNewAddressBeforeValidation += d.Length;
+            return InterceptAction.Pass;
+        };
+        pair.RunUntil(() =>
+        {
+            download.Step();
+            if (!rebound && server.CurrentMaxDatagramSize == 16_000 && download.Received > total / 4)
+            {
+                pair.Network.Rebind(pair.Client, newAddress);
+                rebound = true;
+            }
+            return download.Done;
+        }, 60_000_000);
+        _output.WriteLine($"validations {server.PathValidations}, before validation {toNewAddressBeforeValidation} bytes to the new address, {fromNewAddress} from it; server size {server.CurrentMaxDatagramSize}, received {download.Received}");
+        Assert.True(rebound);
+        Assert.True(download.ReceivedFin && !download.Corrupted, "the download did not complete");
+        Assert.Equal(1, server.PathValidations);
+        Assert.Equal(SimulatedQuicEndpoint.ToNetwork(newAddress), server.RemoteAddress);
+        Assert.InRange(toNewAddressBeforeValidation, 1, 3 * fromNewAddress); // RFC 9000 §9.3: at most three times what arrived
+        // After validation the search runs again on the new path and reaches the same size.
+        pair.RunUntil(() => server.CurrentMaxDatagramSize == 16_000, 10_000_000);
+        Assert.Equal(16_000, server.CurrentMaxDatagramSize);
+    }
+
     [Fact]
     public void WithoutDiscoveryTheSizeStays()
     {

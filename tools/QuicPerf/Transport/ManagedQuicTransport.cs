@@ -28,6 +28,7 @@ public sealed class ManagedQuicTransport : QuicApiTransport<QuicListener, QuicCo
                 DefaultStreamErrorCode = 0,
                 DefaultCloseErrorCode = 0,
                 InitialReceiveWindowSizes = ReceiveWindows(),
+                MaxPathDatagramSize = Options.MaxPathDatagramSize,
             }),
         };
         // Scale-out measurements (docs/SCALING.md): QUICPERF_LISTENER_SOCKETS=N gives the managed listener N SO_REUSEPORT sockets.
@@ -57,6 +58,7 @@ public sealed class ManagedQuicTransport : QuicApiTransport<QuicListener, QuicCo
             DefaultCloseErrorCode = 0,
             MaxInboundBidirectionalStreams = 0,
             InitialReceiveWindowSizes = ReceiveWindows(),
+            MaxPathDatagramSize = Options.MaxPathDatagramSize,
         };
         return await QuicConnection.ConnectAsync(options, Provider, cancellationToken).ConfigureAwait(false);
     }

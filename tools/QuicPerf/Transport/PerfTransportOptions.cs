@@ -27,6 +27,9 @@ public sealed class PerfTransportOptions
     /// <summary>Receive window per stream (QUIC) in bytes; the connection window is this times the stream count, at least 16 MiB.</summary>
     public int StreamReceiveWindow { get; init; } = 16 * 1024 * 1024;
 
+    /// <summary>The managed provider's QuicConnectionOptions.MaxPathDatagramSize (0: its default); the msquic providers ignore it.</summary>
+    public int MaxPathDatagramSize { get; init; }
+
     /// <summary>Inbound bidirectional streams the server allows at once.</summary>
     public int MaxInboundStreams { get; init; } = 1000;
 
