@@ -256,6 +256,7 @@ internal sealed partial class Connection
         while (buffer.ReadableBytes > 0)
         {
             int n = buffer.Read(chunk);
+            _tlsFed = true;
             error = _tls.Process(level, chunk[..n], nowUs, out reason);
             if (error != TransportErrorCode.NoError) return error;
         }

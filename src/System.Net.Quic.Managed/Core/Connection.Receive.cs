@@ -206,7 +206,13 @@ internal sealed partial class Connection
             return true;
         }
         space.Received.OnPacketReceived(pn, ackEliciting, nowUs, _path.ReceiveEcn, _recovery.Rtt.SmoothedRttUs);
-        DrainHandshake(nowUs);
+        // The TLS engine moves only when fed CRYPTO data: once the handshake is confirmed, a packet without any (every
+        // packet of a bulk transfer) leaves nothing to take from it.
+        if (_tlsFed || !_handshake.IsConfirmed)
+        {
+            _tlsFed = false;
+            DrainHandshake(nowUs);
+        }
         ReportPathSample();
         return true;
     }

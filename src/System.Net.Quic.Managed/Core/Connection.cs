@@ -33,8 +33,8 @@ internal sealed partial class Connection : IDisposable, IDeadlineItem
     private readonly LocalConnectionIdSet _localIds;
     private readonly PeerConnectionIdSet _peerIds;
     private readonly Queue<ConnectionEvent> _events = new();
-    private readonly HashSet<long> _readablePending = new();
-    private readonly HashSet<long> _writablePending = new();
+    private readonly PendingStreamEvents _readablePending = new();
+    private readonly PendingStreamEvents _writablePending = new();
     private readonly TransportParameters _localParameters;
     private readonly PathState _path = new();
     private readonly DatagramState _datagrams = new();
@@ -186,6 +186,7 @@ internal sealed partial class Connection : IDisposable, IDeadlineItem
     // connection reads in one place.
     // EarlyData
     // Frames
+    private bool _tlsFed;                  // CRYPTO data went to the TLS engine since it was last drained (Receive)
     // Paths
     private bool _pathFrameInPacket;       // the packet being built carries PATH_CHALLENGE or PATH_RESPONSE (padded, §8.2)
     private int _receivingDatagramLength;  // the datagram being processed (counted for a new path's amplification limit)
