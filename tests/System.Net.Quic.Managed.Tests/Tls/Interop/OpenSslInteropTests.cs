@@ -114,7 +114,7 @@ public sealed class OpenSslInteropTests : IDisposable
         var records = new TlsRecordLayer(socket, engine) { Debug = new StringBuilder() };
         bool hsOk = records.RunHandshake();
         // On failure, show our secrets next to OpenSSL's key log: a mismatch pinpoints the key schedule step.
-        Assert.True(hsOk, $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{records.Debug}\n{(File.Exists(_dir + "/keys.log") ? File.ReadAllText(_dir + "/keys.log") : "")}\n{log}");
+        Assert.True(hsOk, $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{records.Debug}\n{(File.Exists(_dir + "/keys.log") ? File.ReadAllText(_dir + "/keys.log") : "")}\n{Snapshot(log)}");
         Assert.Equal(suite, engine.NegotiatedCipherSuite);
         Assert.Equal(group != "X25519", engine.HelloRetryRequestPerformed);
         Assert.Equal("interop", engine.NegotiatedApplicationProtocol.ToString());
@@ -154,7 +154,7 @@ public sealed class OpenSslInteropTests : IDisposable
             so.Groups = [NamedGroup.X25519, NamedGroup.Secp256r1, NamedGroup.Secp384r1];
             using var engine = new TlsHandshake(true, so);
             var records = new TlsRecordLayer(socket, engine);
-            Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{log}");
+            Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{Snapshot(log)}");
             Assert.Equal(suite, engine.NegotiatedCipherSuite);
             Assert.Equal("localhost", engine.ServerName);
             Assert.Equal("interop", engine.NegotiatedApplicationProtocol.ToString());
@@ -196,7 +196,7 @@ public sealed class OpenSslInteropTests : IDisposable
             co.Certificate = clientCert;
             using var engine = new TlsHandshake(false, co);
             var records = new TlsRecordLayer(socket, engine);
-            Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{log}");
+            Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{Snapshot(log)}");
             Assert.False(engine.IsResumed);
             records.WriteApplicationData(Encoding.ASCII.GetBytes("GET / HTTP/1.0\r\n\r\n"));
             var response = new StringBuilder();
@@ -214,7 +214,7 @@ public sealed class OpenSslInteropTests : IDisposable
             co.SessionTicket = ticket;
             using var engine = new TlsHandshake(false, co);
             var records = new TlsRecordLayer(socket, engine);
-            Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{log}");
+            Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{Snapshot(log)}");
             Assert.True(engine.IsResumed);
             records.WriteApplicationData(Encoding.ASCII.GetBytes("GET / HTTP/1.0\r\n\r\n"));
             var response = new StringBuilder();
@@ -255,7 +255,7 @@ public sealed class OpenSslInteropTests : IDisposable
                 so.RequireClientCertificate = round == 0;
                 engine = new TlsHandshake(true, so);
                 var records = new TlsRecordLayer(socket, engine);
-                Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{log}");
+                Assert.True(records.RunHandshake(), $"{engine.ErrorReason} alert={engine.Alert} peer={records.PeerAlert}\n{Snapshot(log)}");
                 records.WriteApplicationData(Encoding.ASCII.GetBytes($"round {round}\n"));
                 Thread.Sleep(200);
                 socket.Shutdown(SocketShutdown.Both);
