@@ -4,7 +4,7 @@ using QuicManaged.Tools.QuicPerf.Transport;
 namespace System.Net.Quic.Managed.Benchmarks;
 
 /// <summary>
-/// `--profile-loop handshake|requests|latency|x25519|corebulk SECONDS`: runs one benchmark's body in a plain loop (no BenchmarkDotNet
+/// `--profile-loop handshake|requests|latency|x25519|corebulk|upload SECONDS`: runs one benchmark's body in a plain loop (no BenchmarkDotNet
 /// processes) so a sampling profiler (dotnet-trace) can attach to one long-lived process. Prints the rate.
 /// </summary>
 internal static class ProfileLoop
@@ -41,6 +41,26 @@ internal static class ProfileLoop
             double mib = operations * (CoreBulkTransferBenchmarks.TransferBytes / 1048576.0);
             Console.WriteLine($"corebulk: {elapsed.Elapsed.TotalMilliseconds / mib:F3} ms per MiB (wall), {cpu / mib:F3} ms CPU per MiB, {mib * 8 / 1024 / elapsed.Elapsed.TotalSeconds:F2} Gbit/s on one thread");
             bench.GlobalCleanup();
+            return;
+        }
+        if (what == "upload")
+        {
+            // StreamTransferBenchmarks' 32 MiB case in a loop: the bytes allocated per MiB once warm, and by type.
+            var bench = new StreamTransferBenchmarks { PayloadSize = 32 * 1024 * 1024 };
+            bench.SetupManaged();
+            for (int i = 0; i < 3; i++) bench.Managed().GetAwaiter().GetResult();
+            using var ticks = new AllocationTickListener();
+            long allocatedBefore = GC.GetTotalAllocatedBytes(precise: true);
+            var elapsed = Stopwatch.StartNew();
+            while (elapsed.Elapsed.TotalSeconds < seconds)
+            {
+                bench.Managed().GetAwaiter().GetResult();
+                operations++;
+            }
+            double mib = operations * 32.0;
+            Console.WriteLine($"upload: {elapsed.Elapsed.TotalMilliseconds / operations:F1} ms per 32 MiB, {(GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore) / mib:F0} B allocated per MiB");
+            foreach (var kv in ticks.Samples.ToArray().OrderByDescending(k => k.Value).Take(15)) Console.WriteLine($"{kv.Value,6} {kv.Key}");
+            bench.Cleanup();
             return;
         }
         if (what == "latency")
