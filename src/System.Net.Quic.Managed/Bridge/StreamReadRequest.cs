@@ -70,10 +70,8 @@ internal sealed class StreamReadRequest : IValueTaskSource<int>
     /// </summary>
     public void CompleteWithBufferedData()
     {
-        _registration.Dispose();
         _completedBuffer = Buffer;
-        Buffer = default;
-        _completion.SetResult(BufferedData);
+        Complete(BufferedData);
     }
 
     public void Fail(Exception exception)

@@ -72,9 +72,7 @@ internal sealed class StreamReceiveQueue
     public void AppendTaken(byte[] chunk, int start, int length)
     {
         _takenFrom ??= StreamChunkPool.ThreadCache;
-        if (_count == _segments.Length) Grow();
-        _segments[(_first + _count) % _segments.Length] = new Segment { Array = chunk, Start = start, End = start + length, Owner = Owner.Taken };
-        _count++;
+        Append(new Segment { Array = chunk, Start = start, End = start + length, Owner = Owner.Taken });
         _tookChunk = true;
         Length += length;
     }
@@ -91,7 +89,6 @@ internal sealed class StreamReceiveQueue
             ref Segment last = ref _segments[(_first + _count - 1) % _segments.Length];
             if (last.Owner != Owner.Taken && last.End < last.Array.Length) return last.Array.AsSpan(last.End);
         }
-        if (_count == _segments.Length) Grow();
         byte[] next;
         Owner owner = Owner.Chunk;
         if (_spare is not null) next = _spare;
@@ -106,8 +103,7 @@ internal sealed class StreamReceiveQueue
             _tookChunk = true; // a transfer: its later small arrivals take chunks too (no cross-thread small-array traffic)
         }
         _spare = null;
-        _segments[(_first + _count) % _segments.Length] = new Segment { Array = next, Owner = owner };
-        _count++;
+        Append(new Segment { Array = next, Owner = owner });
         return next;
     }
 
@@ -174,6 +170,13 @@ internal sealed class StreamReceiveQueue
         _first = (_first + 1) % _segments.Length;
         _count--;
         if (_count == 0) _first = 0;
+    }
+
+    private void Append(Segment segment)
+    {
+        if (_count == _segments.Length) Grow();
+        _segments[(_first + _count) % _segments.Length] = segment;
+        _count++;
     }
 
     private void Grow()

@@ -108,17 +108,12 @@ internal struct StreamChunkBuffer
     {
         ReleaseBefore(offset);
         long chunk = offset / _chunkSize;
-        if (chunk != _baseChunk || _ring.Length == 0 || _ring[_head] is not byte[] array)
+        if (chunk != _baseChunk || _ring.Length == 0 || _ring[_head] is null)
         {
             throw new InvalidOperationException("offset not stored");
         }
 
-        _ring[_head] = null;
-        _allocatedChunks--;
-        _budget?.OnChunksChanged(-_chunkSize, _sendSide);
-        _baseChunk++;
-        _head = _allocatedChunks == 0 ? 0 : (_head + 1) % _ring.Length;
-        return array;
+        return DetachHead()!;
     }
 
     /// <summary>Returns to the pool every chunk lying entirely below <paramref name="offset"/>.</summary>
@@ -135,25 +130,34 @@ internal struct StreamChunkBuffer
 
         while (_baseChunk < targetBase)
         {
-            ref byte[]? slot = ref _ring[_head];
-            if (slot is not null)
-            {
-                StreamChunkPool.Return(slot);
-                slot = null;
-                _allocatedChunks--;
-                _budget?.OnChunksChanged(-_chunkSize, _sendSide);
-            }
-
-            _head = (_head + 1) % _ring.Length;
-            _baseChunk++;
+            if (DetachHead() is byte[] array) StreamChunkPool.Return(array);
             if (_allocatedChunks == 0)
             {
                 // Nothing held: jump straight to the target instead of walking empty slots.
                 _baseChunk = targetBase;
-                _head = 0;
                 break;
             }
         }
+    }
+
+    /// <summary>
+    /// Takes the first chunk's slot out of the ring (its array, or null for an empty slot) and starts the buffer at the
+    /// next chunk; with nothing left held, the ring starts over at slot 0.
+    /// </summary>
+    private byte[]? DetachHead()
+    {
+        ref byte[]? slot = ref _ring[_head];
+        byte[]? array = slot;
+        if (array is not null)
+        {
+            slot = null;
+            _allocatedChunks--;
+            _budget?.OnChunksChanged(-_chunkSize, _sendSide);
+        }
+
+        _baseChunk++;
+        _head = _allocatedChunks == 0 ? 0 : (_head + 1) % _ring.Length;
+        return array;
     }
 
     /// <summary>Returns every chunk to the pool (stream reset or closed); the buffer stays usable above <paramref name="offset"/>.</summary>
